@@ -1,0 +1,138 @@
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use super::*;
+
+const FIXTURE: &str = include_str!("../../tests/fixtures/users_tools.txt");
+
+fn line_err(text: &str, limits: &UsersLimits) -> (usize, LineError) {
+    match Users::parse(Path::new("u.txt"), text, limits) {
+        Err(UsersFileError::Line { line, reason, .. }) => (line, reason),
+        other => panic!("expected a line error, got {other:?}"),
+    }
+}
+
+#[test]
+fn tool_made_hashes_load_and_verify() {
+    let users = Users::parse(
+        Path::new("users_tools.txt"),
+        FIXTURE,
+        &UsersLimits::default(),
+    )
+    .expect("loads");
+    assert_eq!(users.len(), 3);
+    assert!(users.get(b"alice").expect("alice").verify(b"mkpasswd-pw"));
+    assert!(users.get(b"bob").expect("bob").verify(b"openssl-pw"));
+    let carol = users.get(b"carol").expect("carol");
+    assert_eq!(carol.rounds(), 10_000);
+    assert!(carol.verify(b"rounds-pw"));
+    assert!(!carol.verify(b"mkpasswd-pw"));
+    assert!(users.get(b"dave").is_none());
+    // Two of three users use the default cost, so the dummy does too.
+    assert_eq!(users.dummy_hash().rounds(), 5000);
+    assert!(!users.dummy_hash().verify(b""));
+}
+
+#[test]
+fn refuses_bad_lines_with_line_numbers() {
+    let limits = UsersLimits::default();
+    let alice = FIXTURE
+        .lines()
+        .find(|l| l.starts_with("alice:"))
+        .expect("alice line");
+    assert_eq!(
+        line_err("# c\n\nnocolon\n", &limits),
+        (3, LineError::MissingColon)
+    );
+    assert_eq!(line_err(":$6$x$y\n", &limits), (1, LineError::BadName));
+    assert!(matches!(
+        line_err("a:$1$abc$def\n", &limits),
+        (1, LineError::BadHash(HashFormatError::NotSha512Crypt))
+    ));
+    let dup = format!("{alice}\n#\n{alice}\n");
+    assert_eq!(
+        line_err(&dup, &limits),
+        (3, LineError::Duplicate { first_line: 1 })
+    );
+    let carol = FIXTURE
+        .lines()
+        .find(|l| l.starts_with("carol:"))
+        .expect("carol line");
+    let low = UsersLimits {
+        max_hash_rounds: 9999,
+    };
+    assert_eq!(
+        line_err(carol, &low),
+        (
+            1,
+            LineError::TooManyRounds {
+                rounds: 10_000,
+                max: 9999
+            }
+        )
+    );
+    let msg = Users::parse(Path::new("u.txt"), carol, &low)
+        .expect_err("refused")
+        .to_string();
+    assert_eq!(
+        msg,
+        "u.txt:1: hash uses 10000 rounds, more than the maximum 9999 (--max-hash-rounds)"
+    );
+}
+
+#[test]
+fn generations_increase_per_load() {
+    let a = Users::parse(Path::new("x"), "", &UsersLimits::default()).expect("empty ok");
+    let b = Users::parse(Path::new("x"), "", &UsersLimits::default()).expect("empty ok");
+    assert!(a.is_empty());
+    assert!(b.generation() > a.generation());
+    assert_eq!(a.dummy_hash().rounds(), 5000);
+}
+
+#[test]
+fn set_password_creates_replaces_and_keeps_comments() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("users");
+    set_user_password(&path, "alice", b"one", 1000).expect("create");
+    let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let mut text = std::fs::read_to_string(&path).expect("read");
+    text = format!("# header\n{text}\n# trailer\n");
+    std::fs::write(&path, &text).expect("write");
+    set_user_password(&path, "bob", b"two", 1000).expect("append");
+    set_user_password(&path, "alice", b"three", 1000).expect("replace");
+    let text = std::fs::read_to_string(&path).expect("read");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    assert_eq!(lines[0], "# header");
+    assert!(lines[1].starts_with("alice:$6$rounds=1000$"));
+    assert_eq!(lines[2], "");
+    assert_eq!(lines[3], "# trailer");
+    assert!(lines[4].starts_with("bob:$6$rounds=1000$"));
+    let users = Users::load(&path, &UsersLimits::default()).expect("load");
+    assert!(users.get(b"alice").expect("alice").verify(b"three"));
+    assert!(users.get(b"bob").expect("bob").verify(b"two"));
+    assert!(users.warnings().is_empty());
+    assert!(matches!(
+        set_user_password(&path, "a:b", b"x", 1000),
+        Err(UsersFileError::BadUserName(_))
+    ));
+}
+
+#[test]
+fn warns_when_readable_by_others() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("users");
+    std::fs::write(&path, FIXTURE).expect("write");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let users = Users::load(&path, &UsersLimits::default()).expect("load");
+    assert_eq!(
+        users.warnings(),
+        &[UsersWarning::ReadableByOthers {
+            path: path.clone(),
+            mode: 0o644
+        }]
+    );
+    let missing = Users::load(&dir.path().join("nope"), &UsersLimits::default());
+    assert!(matches!(missing, Err(UsersFileError::Io { .. })));
+}

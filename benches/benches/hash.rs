@@ -1,0 +1,101 @@
+//! Verify time of one 5000-round SHA-512-crypt hash: shardline's implementation vs
+//! libxcrypt's `crypt_r` (FFI) vs RustCrypto's `sha-crypt`, and shardline's yield mode vs
+//! inline inside a glommio executor with a 500 µs preempt timer.
+//!
+//! Run: `cargo bench -p shardline-benches --bench hash -- --measurement-time 5`
+
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use glommio::LocalExecutorBuilder;
+use shardline_auth::{HashMode, PasswordHash, Users, UsersLimits, Verifier, VerifierConfig};
+
+/// `$6$` hash of "benchmark password" (5000 rounds), made by libxcrypt.
+const HASH: &str = "$6$benchsalt1234567$";
+const PASSWORD: &str = "benchmark password";
+
+#[link(name = "crypt")]
+extern "C" {
+    fn crypt_r(phrase: *const c_char, setting: *const c_char, data: *mut c_void) -> *mut c_char;
+}
+
+/// libxcrypt's `struct crypt_data` is 32 KiB; give it 64 KiB of zeroed heap to be safe.
+struct CryptData(Vec<u8>);
+
+impl CryptData {
+    fn new() -> Self {
+        CryptData(vec![0u8; 64 << 10])
+    }
+
+    /// `crypt_r(phrase, setting)`, or `None` if libxcrypt refused.
+    fn crypt(&mut self, phrase: &CStr, setting: &CStr) -> Option<String> {
+        // SAFETY: both strings are NUL-terminated; data points to a zeroed buffer larger
+        // than struct crypt_data; the result points into that buffer and is copied out
+        // before the buffer is used again.
+        let out = unsafe { crypt_r(phrase.as_ptr(), setting.as_ptr(), self.0.as_mut_ptr().cast()) };
+        if out.is_null() {
+            return None;
+        }
+        // SAFETY: non-null results of crypt_r are NUL-terminated strings inside `data`.
+        let s = unsafe { CStr::from_ptr(out) }.to_str().ok()?.to_string();
+        (!s.starts_with('*')).then_some(s)
+    }
+}
+
+fn hash_verify(c: &mut Criterion) {
+    let phrase = CString::new(PASSWORD).expect("no NUL");
+    let mut data = CryptData::new();
+    let stored = data.crypt(&phrase, &CString::new(HASH).expect("no NUL")).expect("libxcrypt hashes");
+    let stored_c = CString::new(stored.clone()).expect("no NUL");
+    let ours = PasswordHash::parse(&stored).expect("parses");
+    assert!(ours.verify(PASSWORD.as_bytes()));
+    assert!(sha_crypt::sha512_check(PASSWORD, &stored).is_ok());
+
+    let mut g = c.benchmark_group("verify_sha512crypt_5000");
+    g.bench_function("shardline", |b| b.iter(|| assert!(black_box(&ours).verify(black_box(PASSWORD.as_bytes())))));
+    g.bench_function("libxcrypt_crypt_r", |b| {
+        b.iter(|| assert_eq!(data.crypt(black_box(&phrase), black_box(&stored_c)).as_deref(), Some(stored.as_str())))
+    });
+    g.bench_function("rustcrypto_sha_crypt", |b| {
+        b.iter(|| assert!(sha_crypt::sha512_check(black_box(PASSWORD), black_box(&stored)).is_ok()))
+    });
+    g.finish();
+
+    // Yield vs inline, both driven by Verifier::verify inside one glommio executor.
+    let users_text = format!("bench:{stored}\n");
+    let mut g = c.benchmark_group("verify_in_glommio_5000");
+    let ex = LocalExecutorBuilder::default()
+        .io_memory(64 << 10)
+        .preempt_timer(Duration::from_micros(500))
+        .make()
+        .expect("executor");
+    let users = Users::parse(Path::new("bench"), &users_text, &UsersLimits::default()).expect("users");
+    for (name, mode, every) in [
+        ("inline", HashMode::Inline, 1),
+        ("yield_every_1", HashMode::Yield, 1),
+        ("yield_every_4", HashMode::Yield, 4),
+        ("yield_every_16", HashMode::Yield, 16),
+    ] {
+        let config = VerifierConfig { mode, yield_every_rounds: every, ..VerifierConfig::default() };
+        let verifier = Verifier::new(config).expect("config");
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                ex.run(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let v = verifier.verify(&users, b"bench", PASSWORD.as_bytes()).await.expect("verifies");
+                        assert!(v.accepted);
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, hash_verify);
+criterion_main!(benches);

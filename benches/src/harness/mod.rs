@@ -1,0 +1,1 @@
+//! Orchestrator of the comparison.

@@ -1,0 +1,115 @@
+//! CPU time and context switches of a server process from `/proc` (all its threads), to
+//! express a run's cost per request like Kudu's rpc-bench.
+
+use std::time::Instant;
+
+use procfs::process::Process;
+use serde::{Deserialize, Serialize};
+
+use super::error::HarnessError;
+
+/// Counters of a process at one instant.
+#[derive(Debug, Clone)]
+pub struct CpuSample {
+    at: Instant,
+    /// User CPU, clock ticks (whole process, exited threads included).
+    utime: u64,
+    /// System CPU, clock ticks.
+    stime: u64,
+    /// Voluntary context switches summed over the live threads.
+    voluntary: u64,
+    /// Involuntary context switches summed over the live threads.
+    nonvoluntary: u64,
+}
+
+/// Difference between two [`CpuSample`]s.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuDelta {
+    /// Wall time between the samples, seconds.
+    pub wall_s: f64,
+    /// User CPU, seconds.
+    pub user_s: f64,
+    /// System CPU, seconds.
+    pub sys_s: f64,
+    /// Voluntary context switches.
+    pub voluntary_ctxt_switches: u64,
+    /// Involuntary context switches.
+    pub nonvoluntary_ctxt_switches: u64,
+}
+
+impl CpuDelta {
+    /// CPU used per wall second (1.0 = one core busy).
+    pub fn utilisation(&self) -> f64 {
+        (self.user_s + self.sys_s) / self.wall_s.max(1e-9)
+    }
+
+    /// All context switches.
+    pub fn ctxt_switches(&self) -> u64 {
+        self.voluntary_ctxt_switches + self.nonvoluntary_ctxt_switches
+    }
+}
+
+fn proc_err(pid: u32, e: procfs::ProcError) -> HarnessError {
+    HarnessError::Parse {
+        what: format!("/proc/{pid}"),
+        detail: e.to_string(),
+    }
+}
+
+/// Reads `/proc/PID/stat` (utime, stime) and every `/proc/PID/task/TID/status` (voluntary and
+/// nonvoluntary context switches).
+///
+/// # Errors
+/// [`HarnessError::Parse`] when the process is gone or `/proc` is unreadable.
+pub fn sample(pid: u32) -> Result<CpuSample, HarnessError> {
+    let id = i32::try_from(pid).map_err(|_| HarnessError::Config(format!("pid {pid}")))?;
+    let process = Process::new(id).map_err(|e| proc_err(pid, e))?;
+    let stat = process.stat().map_err(|e| proc_err(pid, e))?;
+    let mut voluntary = 0;
+    let mut nonvoluntary = 0;
+    for task in process.tasks().map_err(|e| proc_err(pid, e))?.flatten() {
+        // A thread may exit between listing and reading: skip it.
+        if let Ok(status) = task.status() {
+            voluntary += status.voluntary_ctxt_switches.unwrap_or(0);
+            nonvoluntary += status.nonvoluntary_ctxt_switches.unwrap_or(0);
+        }
+    }
+    Ok(CpuSample {
+        at: Instant::now(),
+        utime: stat.utime,
+        stime: stat.stime,
+        voluntary,
+        nonvoluntary,
+    })
+}
+
+/// `after − before`.
+pub fn delta(before: &CpuSample, after: &CpuSample) -> CpuDelta {
+    let tick = procfs::ticks_per_second().max(1) as f64;
+    CpuDelta {
+        wall_s: after.at.duration_since(before.at).as_secs_f64(),
+        user_s: after.utime.saturating_sub(before.utime) as f64 / tick,
+        sys_s: after.stime.saturating_sub(before.stime) as f64 / tick,
+        voluntary_ctxt_switches: after.voluntary.saturating_sub(before.voluntary),
+        nonvoluntary_ctxt_switches: after.nonvoluntary.saturating_sub(before.nonvoluntary),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_this_process() {
+        let before = sample(std::process::id()).expect("own /proc entry");
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        let after = sample(std::process::id()).expect("own /proc entry");
+        let d = delta(&before, &after);
+        assert!(d.wall_s > 0.0);
+        assert!(d.user_s >= 0.0 && d.sys_s >= 0.0);
+    }
+}

@@ -1,0 +1,76 @@
+//! Recommended label values for the labelled [`crate::ShardMetrics`] methods.
+//!
+//! The methods accept any `&'static str`; using these constants keeps dashboards and
+//! alerts consistent across the server. Values are lowercase `snake_case`.
+
+/// `result` of `shardline_logins_total` ([`crate::ShardMetrics::login`]).
+pub mod login_result {
+    /// Credentials verified; the connection is authenticated.
+    pub const ACCEPTED: &str = "accepted";
+    /// Wrong user or password (`-WRONGPASS`).
+    pub const REJECTED: &str = "rejected";
+    /// Password or request over the pre-authentication size limits.
+    pub const OVERSIZE: &str = "oversize";
+    /// Shed while waiting for login admission.
+    pub const SHED: &str = "shed";
+    /// Internal failure (e.g. the offload pool failed).
+    pub const ERROR: &str = "error";
+}
+
+/// `mode` of `shardline_password_hash_duration_seconds` (`--hash-mode`).
+pub mod hash_mode {
+    /// Hash to the end inside the task.
+    pub const INLINE: &str = "inline";
+    /// Hash inside the task, yielding when glommio asks to.
+    pub const YIELD: &str = "yield";
+    /// Hash on the offload thread pool.
+    pub const OFFLOAD: &str = "offload";
+}
+
+/// `reason` of `shardline_connections_closed_total`.
+pub mod close_reason {
+    /// The client closed the connection (EOF).
+    pub const CLIENT_CLOSED: &str = "client_closed";
+    /// The client sent QUIT.
+    pub const QUIT: &str = "quit";
+    /// Malformed RESP input or an over-limit request.
+    pub const PROTOCOL_ERROR: &str = "protocol_error";
+    /// Read or write error on the socket.
+    pub const IO_ERROR: &str = "io_error";
+    /// The TLS handshake failed or timed out.
+    pub const HANDSHAKE_FAILED: &str = "handshake_failed";
+    /// Shed by login admission.
+    pub const SHED: &str = "shed";
+    /// Server shutdown.
+    pub const SHUTDOWN: &str = "shutdown";
+}
+
+/// `reason` of `shardline_tls_handshakes_failed_total`.
+pub mod tls_failure {
+    /// `--handshake-timeout-ms` elapsed.
+    pub const TIMEOUT: &str = "timeout";
+    /// An I/O error (including the peer closing) during the handshake.
+    pub const IO: &str = "io";
+    /// The TLS library rejected the handshake (protocol, certificate, cipher …).
+    pub const PROTOCOL: &str = "protocol";
+    /// Setting up the TLS session failed on our side.
+    pub const INTERNAL: &str = "internal";
+}
+
+/// `kind` of `shardline_command_errors_total`.
+pub mod error_kind {
+    /// `-ERR unknown command`.
+    pub const UNKNOWN_COMMAND: &str = "unknown_command";
+    /// `-ERR wrong number of arguments`.
+    pub const ARITY: &str = "arity";
+    /// `-NOAUTH`: command refused before authentication.
+    pub const NOAUTH: &str = "noauth";
+    /// Malformed RESP input.
+    pub const PROTOCOL: &str = "protocol";
+    /// `-WRONGPASS`.
+    pub const WRONGPASS: &str = "wrongpass";
+    /// `-WRONGTYPE`.
+    pub const WRONGTYPE: &str = "wrongtype";
+    /// Any other error reply from a command.
+    pub const COMMAND: &str = "command";
+}

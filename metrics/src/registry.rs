@@ -1,0 +1,438 @@
+//! The metric families of shardline and the process-wide [`Metrics`] handle.
+//!
+//! Every family is created once, registered in one `prometheus::Registry`, and named
+//! `shardline_<name>` with Prometheus conventions (base units seconds and bytes, counters
+//! ending in `_total`), so that every exported name passes `promtool check metrics` without
+//! lint findings. Per-shard children are resolved by [`Metrics::shard`] and
+//! [`crate::install_shard_monitor`], so a shard only touches its own atomics.
+//! `metrics/README.md` maps these names to their Seastar/ScyllaDB counterparts.
+
+use std::fmt;
+use std::sync::Arc;
+
+use prometheus::{
+    exponential_buckets, CounterVec, Encoder, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec,
+    IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+};
+
+use crate::shard::ShardMetrics;
+
+/// Namespace prefixed to every shardline family (`shardline_…`).
+pub const NAMESPACE: &str = "shardline";
+
+/// Content type of the Prometheus text exposition format 0.0.4, as served on `/metrics`.
+pub const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Upper bounds, in seconds, of the `shardline_reactor_stalls` buckets:
+/// 0.000512 · 2^i for i = 0..=16, i.e. 512 µs doubling up to 33.554432 s.
+///
+/// Seastar's `reactor_stalls` histogram counts microseconds with power-of-two buckets; these
+/// are the same boundaries in seconds, starting at 2 × the default 0.5 ms task quota
+/// (rounded up to 512 µs).
+pub fn reactor_stall_buckets() -> Vec<f64> {
+    (0..=16).map(|i| 0.000_512 * f64::from(1u32 << i)).collect()
+}
+
+/// The process-wide set of shardline metric families.
+///
+/// Cheap to clone (an `Arc`), `Send + Sync`. Create one per process with [`Metrics::new`],
+/// give each shard its handles with [`Metrics::shard`] and [`crate::install_shard_monitor`],
+/// and serve it with [`crate::serve`].
+#[derive(Clone)]
+pub struct Metrics {
+    pub(crate) families: Arc<Families>,
+}
+
+/// All families; crate-internal so that shards go through pre-resolved handles.
+pub(crate) struct Families {
+    pub(crate) registry: Registry,
+    // Reactor and stall detection.
+    pub(crate) reactor_stalls: HistogramVec,
+    pub(crate) quota_violations: CounterVec,
+    pub(crate) stall_reported: IntCounterVec,
+    pub(crate) stall_suppressed: IntCounterVec,
+    pub(crate) reactor_busy: CounterVec,
+    pub(crate) reactor_task_runtime: CounterVec,
+    pub(crate) reactor_tasks_executed: IntCounterVec,
+    pub(crate) reactor_scheduler_runs: IntCounterVec,
+    pub(crate) reactor_utilization: GaugeVec,
+    pub(crate) task_queue_runtime: CounterVec,
+    pub(crate) task_queue_selected: IntCounterVec,
+    pub(crate) task_queue_shares: IntGaugeVec,
+    // Connections.
+    pub(crate) connections_accepted: IntCounterVec,
+    pub(crate) connections_active: IntGaugeVec,
+    pub(crate) connections_closed: IntCounterVec,
+    pub(crate) connections_shed: IntCounterVec,
+    // TLS.
+    pub(crate) tls_started: IntCounterVec,
+    pub(crate) tls_completed: IntCounterVec,
+    pub(crate) tls_failed: IntCounterVec,
+    pub(crate) tls_duration: HistogramVec,
+    // Logins.
+    pub(crate) logins: IntCounterVec,
+    pub(crate) login_wait: HistogramVec,
+    pub(crate) password_hash_duration: HistogramVec,
+    pub(crate) offload_queue_depth: IntGauge,
+    pub(crate) credentials_cache_hits: IntCounterVec,
+    pub(crate) credentials_cache_misses: IntCounterVec,
+    pub(crate) login_admission_waited: IntCounterVec,
+    // Commands and traffic.
+    pub(crate) commands: IntCounterVec,
+    pub(crate) command_errors: IntCounterVec,
+    pub(crate) received_bytes: IntCounterVec,
+    pub(crate) sent_bytes: IntCounterVec,
+}
+
+/// Builds and registers families in one registry.
+struct Builder<'r> {
+    registry: &'r Registry,
+}
+
+impl Builder<'_> {
+    fn opts(name: &str, help: &str) -> Opts {
+        Opts::new(name, help).namespace(NAMESPACE)
+    }
+
+    fn int_counter(
+        &self,
+        name: &str,
+        help: &str,
+        labels: &[&str],
+    ) -> prometheus::Result<IntCounterVec> {
+        let family = IntCounterVec::new(Self::opts(name, help), labels)?;
+        self.registry.register(Box::new(family.clone()))?;
+        Ok(family)
+    }
+
+    fn counter(&self, name: &str, help: &str, labels: &[&str]) -> prometheus::Result<CounterVec> {
+        let family = CounterVec::new(Self::opts(name, help), labels)?;
+        self.registry.register(Box::new(family.clone()))?;
+        Ok(family)
+    }
+
+    fn int_gauge(
+        &self,
+        name: &str,
+        help: &str,
+        labels: &[&str],
+    ) -> prometheus::Result<IntGaugeVec> {
+        let family = IntGaugeVec::new(Self::opts(name, help), labels)?;
+        self.registry.register(Box::new(family.clone()))?;
+        Ok(family)
+    }
+
+    fn gauge(&self, name: &str, help: &str, labels: &[&str]) -> prometheus::Result<GaugeVec> {
+        let family = GaugeVec::new(Self::opts(name, help), labels)?;
+        self.registry.register(Box::new(family.clone()))?;
+        Ok(family)
+    }
+
+    fn histogram(
+        &self,
+        name: &str,
+        help: &str,
+        labels: &[&str],
+        buckets: Vec<f64>,
+    ) -> prometheus::Result<HistogramVec> {
+        let opts = HistogramOpts::new(name, help)
+            .namespace(NAMESPACE)
+            .buckets(buckets);
+        let family = HistogramVec::new(opts, labels)?;
+        self.registry.register(Box::new(family.clone()))?;
+        Ok(family)
+    }
+}
+
+const SHARD: &[&str] = &["shard"];
+
+impl Families {
+    fn build(registry: Registry) -> prometheus::Result<Families> {
+        let b = Builder {
+            registry: &registry,
+        };
+        let families = Families {
+            reactor_stalls: b.histogram(
+                "reactor_stalls",
+                "Reactor stalls: task runs (polls) longer than twice the task quota, by run time in seconds.",
+                SHARD,
+                reactor_stall_buckets(),
+            )?,
+            quota_violations: b.counter(
+                "scheduler_time_spent_on_task_quota_violations_seconds_total",
+                "Sum over stalls of (run time - task quota), in seconds, by task queue (group).",
+                &["shard", "group"],
+            )?,
+            stall_reported: b.int_counter(
+                "stall_detector_reported_total",
+                "Stall reports logged (runs longer than the blocked-reactor notify threshold, after rate limiting).",
+                SHARD,
+            )?,
+            stall_suppressed: b.int_counter(
+                "stall_detector_suppressed_total",
+                "Stall reports not logged because of the per-minute rate limit.",
+                SHARD,
+            )?,
+            reactor_busy: b.counter(
+                "reactor_busy_seconds_total",
+                "Time the executor spent running tasks or polling for I/O (not sleeping or spinning), in seconds.",
+                SHARD,
+            )?,
+            reactor_task_runtime: b.counter(
+                "reactor_task_run_seconds_total",
+                "Time the executor spent running tasks, in seconds.",
+                SHARD,
+            )?,
+            reactor_tasks_executed: b.int_counter(
+                "reactor_tasks_executed_total",
+                "Task runs executed by the executor, over all task queues.",
+                SHARD,
+            )?,
+            reactor_scheduler_runs: b.int_counter(
+                "reactor_scheduler_runs_total",
+                "Times the executor's scheduler selected a task queue to run.",
+                SHARD,
+            )?,
+            reactor_utilization: b.gauge(
+                "reactor_utilization_ratio",
+                "Fraction (0..1) of wall-clock time the executor was busy during the last stats interval.",
+                SHARD,
+            )?,
+            task_queue_runtime: b.counter(
+                "task_queue_runtime_seconds_total",
+                "Time spent running tasks of a task queue (group), in seconds.",
+                &["shard", "group"],
+            )?,
+            task_queue_selected: b.int_counter(
+                "task_queue_selected_total",
+                "Times a task queue (group) was selected to run by the scheduler.",
+                &["shard", "group"],
+            )?,
+            task_queue_shares: b.int_gauge(
+                "task_queue_shares",
+                "Current scheduling shares of a task queue (group).",
+                &["shard", "group"],
+            )?,
+            connections_accepted: b.int_counter(
+                "connections_accepted_total",
+                "Client connections accepted.",
+                SHARD,
+            )?,
+            connections_active: b.int_gauge(
+                "connections_active",
+                "Client connections currently open.",
+                SHARD,
+            )?,
+            connections_closed: b.int_counter(
+                "connections_closed_total",
+                "Client connections closed, by reason.",
+                &["shard", "reason"],
+            )?,
+            connections_shed: b.int_counter(
+                "connections_shed_total",
+                "Connections shed because they waited too long for login admission.",
+                SHARD,
+            )?,
+            tls_started: b.int_counter(
+                "tls_handshakes_started_total",
+                "TLS handshakes started.",
+                SHARD,
+            )?,
+            tls_completed: b.int_counter(
+                "tls_handshakes_completed_total",
+                "TLS handshakes completed successfully.",
+                SHARD,
+            )?,
+            tls_failed: b.int_counter(
+                "tls_handshakes_failed_total",
+                "TLS handshakes failed, by reason.",
+                &["shard", "reason"],
+            )?,
+            tls_duration: b.histogram(
+                "tls_handshake_duration_seconds",
+                "Duration of successful TLS handshakes, in seconds.",
+                SHARD,
+                exponential_buckets(0.000_1, 2.0, 18)?,
+            )?,
+            logins: b.int_counter(
+                "logins_total",
+                "Login attempts (AUTH / HELLO AUTH), by result.",
+                &["shard", "result"],
+            )?,
+            login_wait: b.histogram(
+                "login_wait_seconds",
+                "Time connections waited for login admission, in seconds.",
+                SHARD,
+                exponential_buckets(0.000_1, 2.0, 21)?,
+            )?,
+            password_hash_duration: b.histogram(
+                "password_hash_duration_seconds",
+                "Time from starting a password verification to its result, in seconds, by hash mode.",
+                &["shard", "mode"],
+                exponential_buckets(0.000_1, 2.0, 18)?,
+            )?,
+            offload_queue_depth: {
+                let gauge = IntGauge::with_opts(Builder::opts(
+                    "password_hash_offload_queue_depth",
+                    "Password hash jobs queued for or running on the offload threads (process-wide).",
+                ))?;
+                registry.register(Box::new(gauge.clone()))?;
+                gauge
+            },
+            credentials_cache_hits: b.int_counter(
+                "credentials_cache_hits_total",
+                "Logins answered from the verified-credentials cache.",
+                SHARD,
+            )?,
+            credentials_cache_misses: b.int_counter(
+                "credentials_cache_misses_total",
+                "Logins that had to hash because the credentials cache had no entry.",
+                SHARD,
+            )?,
+            login_admission_waited: b.int_counter(
+                "login_admission_waited_total",
+                "Connections that had to wait for login admission (concurrent login limit reached).",
+                SHARD,
+            )?,
+            commands: b.int_counter(
+                "commands_total",
+                "Commands executed, by lowercase command name.",
+                &["shard", "command"],
+            )?,
+            command_errors: b.int_counter(
+                "command_errors_total",
+                "Error replies sent, by kind.",
+                &["shard", "kind"],
+            )?,
+            received_bytes: b.int_counter(
+                "network_received_bytes_total",
+                "Bytes received from clients (after TLS decryption).",
+                SHARD,
+            )?,
+            sent_bytes: b.int_counter(
+                "network_sent_bytes_total",
+                "Bytes sent to clients (before TLS encryption).",
+                SHARD,
+            )?,
+            registry,
+        };
+        Ok(families)
+    }
+}
+
+impl Metrics {
+    /// Creates all families in a new registry, plus the process collector
+    /// (`process_cpu_seconds_total`, `process_resident_memory_bytes`, `process_open_fds`,
+    /// … from the `prometheus` crate's `process` feature; Linux only).
+    ///
+    /// # Panics
+    ///
+    /// Only if the fixed family definitions were invalid, which the crate's tests rule out;
+    /// use [`Metrics::try_new`] to get the error instead.
+    pub fn new() -> Metrics {
+        match Metrics::try_new() {
+            Ok(metrics) => metrics,
+            Err(err) => panic!("shardline metric definitions are invalid: {err}"),
+        }
+    }
+
+    /// Like [`Metrics::new`], returning the registration error instead of panicking.
+    ///
+    /// # Errors
+    ///
+    /// A `prometheus::Error` if a family cannot be created or registered.
+    pub fn try_new() -> prometheus::Result<Metrics> {
+        let registry = Registry::new();
+        #[cfg(target_os = "linux")]
+        registry.register(Box::new(
+            prometheus::process_collector::ProcessCollector::for_self(),
+        ))?;
+        Ok(Metrics {
+            families: Arc::new(Families::build(registry)?),
+        })
+    }
+
+    /// The per-shard handles for shard `shard_id`, with all unlabelled-per-shard children
+    /// resolved now (so they are exported, at zero, from the start).
+    ///
+    /// Call once per shard and share the result inside the shard (e.g. in an `Rc`): its label
+    /// caches are per handle, and it is `Send` but not `Sync`.
+    pub fn shard(&self, shard_id: usize) -> ShardMetrics {
+        ShardMetrics::new(&self.families, shard_id)
+    }
+
+    /// The process-wide gauge of password-hash jobs queued for or running on the offload
+    /// pool (`shardline_password_hash_offload_queue_depth`). `Send + Sync`: the pool's
+    /// submitters and threads update it directly.
+    pub fn password_hash_offload_queue_depth(&self) -> IntGauge {
+        self.families.offload_queue_depth.clone()
+    }
+
+    /// The underlying registry, e.g. to register further collectors.
+    pub fn registry(&self) -> &Registry {
+        &self.families.registry
+    }
+
+    /// Encodes every family in the Prometheus text format 0.0.4 (see
+    /// [`TEXT_CONTENT_TYPE`]).
+    ///
+    /// # Errors
+    ///
+    /// A `prometheus::Error` if a collected family is malformed (not expected for the
+    /// families defined here).
+    pub fn encode_text(&self) -> prometheus::Result<Vec<u8>> {
+        let families = self.families.registry.gather();
+        let mut buf = Vec::with_capacity(16 * 1024);
+        TextEncoder::new().encode(&families, &mut buf)?;
+        Ok(buf)
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Metrics")
+            .field("namespace", &NAMESPACE)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stall_buckets_are_512us_doubling_to_33_5s() {
+        let buckets = reactor_stall_buckets();
+        assert_eq!(buckets.len(), 17);
+        assert_eq!(buckets[0], 0.000_512);
+        assert_eq!(buckets[1], 0.001_024);
+        assert!((buckets[16] - 33.554_432).abs() < 1e-12);
+        for pair in buckets.windows(2) {
+            assert_eq!(pair[1], pair[0] * 2.0);
+        }
+    }
+
+    #[test]
+    fn families_are_namespaced_and_encodable() {
+        let metrics = Metrics::new();
+        let _shard = metrics.shard(0);
+        let text = String::from_utf8(metrics.encode_text().expect("encode")).expect("utf-8");
+        for name in [
+            "shardline_reactor_stalls_count{shard=\"0\"} 0",
+            "shardline_reactor_stalls_bucket{shard=\"0\",le=\"0.000512\"} 0",
+            "shardline_stall_detector_reported_total{shard=\"0\"} 0",
+            "shardline_connections_active{shard=\"0\"} 0",
+            "shardline_password_hash_offload_queue_depth 0",
+        ] {
+            assert!(text.contains(name), "missing {name} in:\n{text}");
+        }
+        #[cfg(target_os = "linux")]
+        assert!(text.contains("process_resident_memory_bytes "));
+    }
+}

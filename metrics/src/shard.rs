@@ -1,0 +1,417 @@
+//! Per-shard metric handles ([`ShardMetrics`]).
+
+use std::cell::Cell;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use prometheus::{Counter, Gauge, Histogram, IntCounter, IntGauge};
+
+use crate::label_cache::{LabelCache, LabelCase};
+use crate::registry::Families;
+
+/// The metric handles of one shard, with every `{shard}` child resolved up front.
+///
+/// Methods take `&self`, touch only this shard's children (uncontended atomics), and never
+/// allocate after the first use of a label value. Labelled methods take `&'static str`
+/// values, which keeps label cardinality bounded by the server's code, never by client
+/// input; [`crate::labels`] lists the recommended values. The handle is `Send` but not
+/// `Sync` (its label caches are shard-local): build it with [`crate::Metrics::shard`] once
+/// per shard and share it inside the shard, e.g. in an `Rc`.
+///
+/// Durations are taken as [`Duration`] and exported in seconds; byte counts in bytes.
+///
+/// Creating the handles also exports this shard's `reactor_stalls` and `stall_detector_*`
+/// series at zero; the stall monitor ([`crate::install_shard_monitor`]) updates them.
+pub struct ShardMetrics {
+    shard: usize,
+    pub(crate) last_executor_stats: Cell<Instant>,
+    offload_queue_depth: IntGauge,
+    pub(crate) reactor_busy: Counter,
+    pub(crate) reactor_task_runtime: Counter,
+    pub(crate) reactor_tasks_executed: IntCounter,
+    pub(crate) reactor_scheduler_runs: IntCounter,
+    pub(crate) reactor_utilization: Gauge,
+    pub(crate) task_queue_runtime: LabelCache<Counter>,
+    pub(crate) task_queue_selected: LabelCache<IntCounter>,
+    pub(crate) task_queue_shares: LabelCache<IntGauge>,
+    connections_accepted: IntCounter,
+    connections_active: IntGauge,
+    connections_closed: LabelCache<IntCounter>,
+    connections_shed: IntCounter,
+    tls_started: IntCounter,
+    tls_completed: IntCounter,
+    tls_failed: LabelCache<IntCounter>,
+    tls_duration: Histogram,
+    logins: LabelCache<IntCounter>,
+    login_wait: Histogram,
+    password_hash_duration: LabelCache<Histogram>,
+    credentials_cache_hits: IntCounter,
+    credentials_cache_misses: IntCounter,
+    login_admission_waited: IntCounter,
+    commands: LabelCache<IntCounter>,
+    command_errors: LabelCache<IntCounter>,
+    received_bytes: IntCounter,
+    sent_bytes: IntCounter,
+}
+
+impl ShardMetrics {
+    pub(crate) fn new(f: &Families, shard: usize) -> ShardMetrics {
+        let label = shard.to_string();
+        let l = label.as_str();
+        let one = [l];
+        let as_given = LabelCase::AsGiven;
+        // The stall monitor updates these; resolve them here too so that every shard
+        // exports them (at zero) even before `install_shard_monitor` runs.
+        let _ = f.reactor_stalls.with_label_values(&one);
+        let _ = f.stall_reported.with_label_values(&one);
+        let _ = f.stall_suppressed.with_label_values(&one);
+        ShardMetrics {
+            shard,
+            last_executor_stats: Cell::new(Instant::now()),
+            offload_queue_depth: f.offload_queue_depth.clone(),
+            reactor_busy: f.reactor_busy.with_label_values(&one),
+            reactor_task_runtime: f.reactor_task_runtime.with_label_values(&one),
+            reactor_tasks_executed: f.reactor_tasks_executed.with_label_values(&one),
+            reactor_scheduler_runs: f.reactor_scheduler_runs.with_label_values(&one),
+            reactor_utilization: f.reactor_utilization.with_label_values(&one),
+            task_queue_runtime: LabelCache::new(&f.task_queue_runtime, l, as_given),
+            task_queue_selected: LabelCache::new(&f.task_queue_selected, l, as_given),
+            task_queue_shares: LabelCache::new(&f.task_queue_shares, l, as_given),
+            connections_accepted: f.connections_accepted.with_label_values(&one),
+            connections_active: f.connections_active.with_label_values(&one),
+            connections_closed: LabelCache::new(&f.connections_closed, l, as_given),
+            connections_shed: f.connections_shed.with_label_values(&one),
+            tls_started: f.tls_started.with_label_values(&one),
+            tls_completed: f.tls_completed.with_label_values(&one),
+            tls_failed: LabelCache::new(&f.tls_failed, l, as_given),
+            tls_duration: f.tls_duration.with_label_values(&one),
+            logins: LabelCache::new(&f.logins, l, as_given),
+            login_wait: f.login_wait.with_label_values(&one),
+            password_hash_duration: LabelCache::new(&f.password_hash_duration, l, as_given),
+            credentials_cache_hits: f.credentials_cache_hits.with_label_values(&one),
+            credentials_cache_misses: f.credentials_cache_misses.with_label_values(&one),
+            login_admission_waited: f.login_admission_waited.with_label_values(&one),
+            commands: LabelCache::new(&f.commands, l, LabelCase::Lowercase),
+            command_errors: LabelCache::new(&f.command_errors, l, as_given),
+            received_bytes: f.received_bytes.with_label_values(&one),
+            sent_bytes: f.sent_bytes.with_label_values(&one),
+        }
+    }
+
+    /// The shard id these handles are labelled with.
+    pub fn shard(&self) -> usize {
+        self.shard
+    }
+
+    // ---- connections -------------------------------------------------------------------
+
+    /// A client connection was accepted: `connections_accepted_total` +1 and
+    /// `connections_active` +1. Pair with exactly one [`ShardMetrics::connection_closed`].
+    pub fn connection_accepted(&self) {
+        self.connections_accepted.inc();
+        self.connections_active.inc();
+    }
+
+    /// A connection counted by [`ShardMetrics::connection_accepted`] closed:
+    /// `connections_closed_total{reason}` +1 and `connections_active` −1.
+    /// `reason` e.g. [`crate::labels::close_reason::CLIENT_CLOSED`].
+    pub fn connection_closed(&self, reason: &'static str) {
+        self.connections_closed.with(reason, IntCounter::inc);
+        self.connections_active.dec();
+    }
+
+    /// A connection was shed after waiting too long for login admission:
+    /// `connections_shed_total` +1 (close it with [`ShardMetrics::connection_closed`] too).
+    pub fn connection_shed(&self) {
+        self.connections_shed.inc();
+    }
+
+    // ---- TLS ---------------------------------------------------------------------------
+
+    /// A TLS handshake started: `tls_handshakes_started_total` +1.
+    pub fn tls_handshake_started(&self) {
+        self.tls_started.inc();
+    }
+
+    /// A TLS handshake succeeded after `took` (from start to established):
+    /// `tls_handshakes_completed_total` +1 and one `tls_handshake_duration_seconds`
+    /// observation.
+    pub fn tls_handshake_completed(&self, took: Duration) {
+        self.tls_completed.inc();
+        self.tls_duration.observe(took.as_secs_f64());
+    }
+
+    /// A TLS handshake failed: `tls_handshakes_failed_total{reason}` +1 (`reason` e.g.
+    /// [`crate::labels::tls_failure::TIMEOUT`]).
+    pub fn tls_handshake_failed(&self, reason: &'static str) {
+        self.tls_failed.with(reason, IntCounter::inc);
+    }
+
+    // ---- logins ------------------------------------------------------------------------
+
+    /// A login attempt finished: `logins_total{result}` +1 (`result` from
+    /// [`crate::labels::login_result`]).
+    pub fn login(&self, result: &'static str) {
+        self.logins.with(result, IntCounter::inc);
+    }
+
+    /// A connection waited `waited` for login admission (observe also zero waits if every
+    /// admission should count): one `login_wait_seconds` observation.
+    pub fn login_wait(&self, waited: Duration) {
+        self.login_wait.observe(waited.as_secs_f64());
+    }
+
+    /// A connection found the concurrent-login limit reached and had to wait:
+    /// `login_admission_waited_total` +1.
+    pub fn login_admission_waited(&self) {
+        self.login_admission_waited.inc();
+    }
+
+    /// A password verification in hash mode `mode` (`inline`, `yield`, `offload`; see
+    /// [`crate::labels::hash_mode`]) took `took` from start to result, including any wait
+    /// for the offload pool: one `password_hash_duration_seconds{mode}` observation.
+    pub fn password_hash(&self, mode: &'static str, took: Duration) {
+        self.password_hash_duration
+            .with(mode, |h| h.observe(took.as_secs_f64()));
+    }
+
+    /// Sets the process-wide `password_hash_offload_queue_depth` gauge (jobs queued for or
+    /// running on the offload pool). Any shard may set it; it has no shard label. See also
+    /// [`crate::Metrics::password_hash_offload_queue_depth`].
+    pub fn set_password_hash_offload_queue_depth(&self, depth: usize) {
+        self.offload_queue_depth
+            .set(i64::try_from(depth).unwrap_or(i64::MAX));
+    }
+
+    /// The verified-credentials cache answered a login: `credentials_cache_hits_total` +1.
+    pub fn credentials_cache_hit(&self) {
+        self.credentials_cache_hits.inc();
+    }
+
+    /// The verified-credentials cache had no entry: `credentials_cache_misses_total` +1.
+    pub fn credentials_cache_miss(&self) {
+        self.credentials_cache_misses.inc();
+    }
+
+    // ---- commands and traffic ----------------------------------------------------------
+
+    /// A command was executed: `commands_total{command}` +1, with the name exported in
+    /// lowercase (`"GET"` → `command="get"`).
+    ///
+    /// Cost: a scan of this shard's small cache comparing `&'static str` addresses (then
+    /// contents), and one atomic add; the lowercase label is built only on first use. Pass
+    /// names from the server's command table, and one fixed name (e.g. `"unknown"`) for
+    /// commands it does not know, never client bytes.
+    pub fn command(&self, name: &'static str) {
+        self.commands.with(name, IntCounter::inc);
+    }
+
+    /// An error reply was sent: `command_errors_total{kind}` +1 (`kind` from
+    /// [`crate::labels::error_kind`], e.g. `"unknown_command"`).
+    pub fn command_error(&self, kind: &'static str) {
+        self.command_errors.with(kind, IntCounter::inc);
+    }
+
+    /// `bytes` were read from a client (plaintext, after TLS):
+    /// `network_received_bytes_total` +bytes.
+    pub fn bytes_received(&self, bytes: usize) {
+        self.received_bytes.inc_by(bytes as u64);
+    }
+
+    /// `bytes` were written to a client (plaintext, before TLS):
+    /// `network_sent_bytes_total` +bytes.
+    pub fn bytes_sent(&self, bytes: usize) {
+        self.sent_bytes.inc_by(bytes as u64);
+    }
+}
+
+impl fmt::Debug for ShardMetrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShardMetrics")
+            .field("shard", &self.shard)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{assert_close, sample};
+    use crate::Metrics;
+
+    fn assert_send<T: Send>() {}
+
+    #[test]
+    fn shard_metrics_is_send() {
+        assert_send::<ShardMetrics>();
+    }
+
+    #[test]
+    fn connection_lifecycle_counts_exactly() {
+        let metrics = Metrics::new();
+        let shard = metrics.shard(2);
+        shard.connection_accepted();
+        shard.connection_accepted();
+        shard.connection_accepted();
+        shard.connection_closed("client_quit");
+        shard.connection_closed("client_quit");
+        shard.connection_closed("timeout");
+        shard.connection_accepted();
+        shard.connection_shed();
+        let s = |name: &str, labels: &[(&str, &str)]| sample(&metrics, name, labels);
+        assert_eq!(
+            s("shardline_connections_accepted_total", &[("shard", "2")]),
+            Some(4.0)
+        );
+        assert_eq!(
+            s("shardline_connections_active", &[("shard", "2")]),
+            Some(1.0)
+        );
+        assert_eq!(
+            s(
+                "shardline_connections_closed_total",
+                &[("shard", "2"), ("reason", "client_quit")]
+            ),
+            Some(2.0)
+        );
+        assert_eq!(
+            s(
+                "shardline_connections_closed_total",
+                &[("shard", "2"), ("reason", "timeout")]
+            ),
+            Some(1.0)
+        );
+        assert_eq!(
+            s("shardline_connections_shed_total", &[("shard", "2")]),
+            Some(1.0)
+        );
+        // Another shard's children are untouched.
+        let _other = metrics.shard(3);
+        assert_eq!(
+            s("shardline_connections_accepted_total", &[("shard", "3")]),
+            Some(0.0)
+        );
+    }
+
+    #[test]
+    fn command_names_are_lowercased_and_cached_once() {
+        let metrics = Metrics::new();
+        let shard = metrics.shard(0);
+        for _ in 0..3 {
+            shard.command("GET");
+        }
+        shard.command("SET");
+        // Same name from a different `&'static str` (e.g. another literal) hits by content.
+        let owned: &'static str = Box::leak(String::from("GET").into_boxed_str());
+        shard.command(owned);
+        assert_eq!(shard.commands.len(), 2);
+        let s = |cmd: &str| {
+            sample(
+                &metrics,
+                "shardline_commands_total",
+                &[("shard", "0"), ("command", cmd)],
+            )
+        };
+        assert_eq!(s("get"), Some(4.0));
+        assert_eq!(s("set"), Some(1.0));
+        assert_eq!(s("GET"), None);
+        shard.command_error("wrongtype");
+        shard.command_error("wrongtype");
+        assert_eq!(
+            sample(
+                &metrics,
+                "shardline_command_errors_total",
+                &[("shard", "0"), ("kind", "wrongtype")]
+            ),
+            Some(2.0)
+        );
+    }
+
+    #[test]
+    fn tls_login_and_traffic_values() {
+        let metrics = Metrics::new();
+        let shard = metrics.shard(1);
+        shard.tls_handshake_started();
+        shard.tls_handshake_started();
+        shard.tls_handshake_completed(Duration::from_millis(3));
+        shard.tls_handshake_failed("timeout");
+        shard.login("accepted");
+        shard.login("accepted");
+        shard.login("rejected");
+        shard.login_admission_waited();
+        shard.login_wait(Duration::from_millis(250));
+        shard.password_hash("yield", Duration::from_micros(1500));
+        shard.password_hash("yield", Duration::from_micros(500));
+        shard.credentials_cache_hit();
+        shard.credentials_cache_miss();
+        shard.credentials_cache_miss();
+        shard.bytes_received(100);
+        shard.bytes_received(23);
+        shard.bytes_sent(7);
+        shard.set_password_hash_offload_queue_depth(4);
+        let one = [("shard", "1")];
+        let s = |name: &str, labels: &[(&str, &str)]| sample(&metrics, name, labels);
+        assert_eq!(s("shardline_tls_handshakes_started_total", &one), Some(2.0));
+        assert_eq!(
+            s("shardline_tls_handshakes_completed_total", &one),
+            Some(1.0)
+        );
+        assert_eq!(
+            s(
+                "shardline_tls_handshakes_failed_total",
+                &[("shard", "1"), ("reason", "timeout")]
+            ),
+            Some(1.0)
+        );
+        assert_eq!(
+            s("shardline_tls_handshake_duration_seconds_count", &one),
+            Some(1.0)
+        );
+        assert_close(
+            s("shardline_tls_handshake_duration_seconds_sum", &one),
+            0.003,
+        );
+        assert_eq!(
+            s(
+                "shardline_logins_total",
+                &[("shard", "1"), ("result", "accepted")]
+            ),
+            Some(2.0)
+        );
+        assert_eq!(
+            s(
+                "shardline_logins_total",
+                &[("shard", "1"), ("result", "rejected")]
+            ),
+            Some(1.0)
+        );
+        assert_eq!(s("shardline_login_admission_waited_total", &one), Some(1.0));
+        assert_close(s("shardline_login_wait_seconds_sum", &one), 0.25);
+        let yield_mode = [("shard", "1"), ("mode", "yield")];
+        assert_eq!(
+            s(
+                "shardline_password_hash_duration_seconds_count",
+                &yield_mode
+            ),
+            Some(2.0)
+        );
+        assert_close(
+            s("shardline_password_hash_duration_seconds_sum", &yield_mode),
+            0.002,
+        );
+        assert_eq!(s("shardline_credentials_cache_hits_total", &one), Some(1.0));
+        assert_eq!(
+            s("shardline_credentials_cache_misses_total", &one),
+            Some(2.0)
+        );
+        assert_eq!(
+            s("shardline_network_received_bytes_total", &one),
+            Some(123.0)
+        );
+        assert_eq!(s("shardline_network_sent_bytes_total", &one), Some(7.0));
+        assert_eq!(
+            s("shardline_password_hash_offload_queue_depth", &[]),
+            Some(4.0)
+        );
+    }
+}

@@ -1,0 +1,210 @@
+//! From a parsed command line to running shards: data directory, dev certificate and users on
+//! first run, metrics endpoint, signal handling.
+
+use std::fs;
+use std::os::unix::fs::DirBuilderExt;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use rand::distributions::{Alphanumeric, DistString};
+use shardline_auth::{OffloadPool, Users, UsersLimits};
+use shardline_metrics::Metrics;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use tracing::{error, info, warn};
+
+use crate::config::{ServerConfig, TlsSwitch};
+use crate::cpus::{allowed_cpus, shard_cpus};
+use crate::listener::bind_reuseport;
+use crate::server::{run_shards, Shared};
+use crate::tls::{ensure_dev_certificate, TlsFiles};
+
+/// Runs the server with `config` until SIGINT/SIGTERM. Errors are one-line explanations for
+/// the operator (bad flag values, unreadable files, ports in use, locked-memory limit).
+pub fn run(config: ServerConfig) -> Result<(), String> {
+    let allowed = allowed_cpus().map_err(|err| format!("sched_getaffinity failed: {err}"))?;
+    let cpus = shard_cpus(&allowed, config.smp)?;
+    if !(config.task_quota_ms > 0.0 && config.task_quota_ms.is_finite()) {
+        return Err(format!(
+            "--task-quota-ms must be a positive number of milliseconds, got {}",
+            config.task_quota_ms
+        ));
+    }
+
+    let tls = prepare_tls(&config)?;
+    let users_path = config.users_path();
+    prepare_users(&config, &users_path)?;
+    let limits = users_limits(&config);
+    let users = Users::load(&users_path, &limits).map_err(|err| err.to_string())?;
+
+    let (sockets, bound) = bind_reuseport(config.bind, config.backlog, cpus.len())
+        .map_err(|err| format!("cannot listen on {}: {err}", config.bind))?;
+    let metrics = Metrics::new();
+    let metrics_server = shardline_metrics::serve(config.metrics_bind, metrics.clone())
+        .map_err(|err| format!("cannot serve metrics on {}: {err}", config.metrics_bind))?;
+    let offload = match config.hash_mode {
+        shardline_auth::HashMode::Offload => Some(
+            OffloadPool::new(config.hash_threads.max(1), config.hash_queue_capacity)
+                .map_err(|err| format!("cannot start hashing threads: {err}"))?,
+        ),
+        _ => None,
+    };
+
+    info!(
+        "shardline {} starting: {} shard(s) on CPU(s) {:?}, listening on {} ({}), metrics on \
+         http://{}/metrics, hash mode {}, task quota {} ms, cert {}, users {}",
+        env!("CARGO_PKG_VERSION"),
+        cpus.len(),
+        cpus,
+        bound,
+        if tls.is_some() { "TLS" } else { "plain TCP" },
+        metrics_server.local_addr(),
+        config.hash_mode,
+        config.task_quota_ms,
+        tls.as_ref()
+            .map(|t| t.cert.display().to_string())
+            .unwrap_or_else(|| "none (--tls off)".into()),
+        users_path.display(),
+    );
+
+    let shared = Arc::new(Shared {
+        config,
+        users: ArcSwap::from_pointee(users),
+        metrics,
+        offload,
+        shutdown: Default::default(),
+        tls,
+        next_client_id: AtomicU64::new(1),
+        started: Instant::now(),
+        cpus,
+        bound,
+    });
+    let signals = spawn_signal_thread(shared.clone(), users_path, limits)?;
+    let result = run_shards(shared.clone(), sockets);
+    signals.close();
+    metrics_server.shutdown();
+    if result.is_ok() {
+        info!("shardline stopped");
+    }
+    result
+}
+
+fn users_limits(config: &ServerConfig) -> UsersLimits {
+    UsersLimits {
+        max_hash_rounds: config.max_hash_rounds,
+        ..UsersLimits::default()
+    }
+}
+
+fn ensure_data_dir(config: &ServerConfig) -> Result<(), String> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&config.data_dir)
+        .map_err(|err| {
+            format!(
+                "cannot create data dir {}: {err}",
+                config.data_dir.display()
+            )
+        })
+}
+
+fn prepare_tls(config: &ServerConfig) -> Result<Option<TlsFiles>, String> {
+    if config.tls == TlsSwitch::Off {
+        warn!("--tls off: connections are NOT encrypted; use only to measure TLS overhead");
+        return Ok(None);
+    }
+    let files = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+            client_ca: config.tls_ca.clone(),
+        },
+        (None, None) => {
+            ensure_data_dir(config)?;
+            let files = TlsFiles {
+                cert: config.data_dir.join("cert.pem"),
+                key: config.data_dir.join("key.pem"),
+                client_ca: config.tls_ca.clone(),
+            };
+            if ensure_dev_certificate(&files.cert, &files.key).map_err(|err| err.to_string())? {
+                info!(
+                    "generated a self-signed development certificate {} (clients: --cacert {})",
+                    files.cert.display(),
+                    files.cert.display()
+                );
+            }
+            files
+        }
+        _ => return Err("--tls-cert and --tls-key must be given together".into()),
+    };
+    // Fail at start-up, not on the first connection.
+    crate::tls::build_acceptor(&files).map_err(|err| err.to_string())?;
+    Ok(Some(files))
+}
+
+fn prepare_users(config: &ServerConfig, path: &std::path::Path) -> Result<(), String> {
+    if path.exists() || config.users.is_some() {
+        return Ok(());
+    }
+    ensure_data_dir(config)?;
+    let password = zeroize::Zeroizing::new(Alphanumeric.sample_string(&mut rand::thread_rng(), 24));
+    shardline_auth::set_user_password(path, "default", password.as_bytes(), 5000)
+        .map_err(|err| format!("cannot create users file {}: {err}", path.display()))?;
+    // Printed once, on stdout, so it can be captured; it is not stored in clear anywhere.
+    println!(
+        "shardline: created {} with user 'default' and password: {}",
+        path.display(),
+        password.as_str()
+    );
+    println!(
+        "shardline: connect with: redis-cli --tls --cacert {} -p {} --user default --pass {}",
+        config.data_dir.join("cert.pem").display(),
+        config.bind.port(),
+        password.as_str()
+    );
+    Ok(())
+}
+
+fn spawn_signal_thread(
+    shared: Arc<Shared>,
+    users_path: std::path::PathBuf,
+    limits: UsersLimits,
+) -> Result<signal_hook::iterator::Handle, String> {
+    let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])
+        .map_err(|err| format!("cannot install signal handlers: {err}"))?;
+    let handle = signals.handle();
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                match signal {
+                    SIGHUP => match Users::load(&users_path, &limits) {
+                        Ok(users) => {
+                            let count = users.len();
+                            shared.users.store(Arc::new(users));
+                            info!("reloaded {} ({count} users)", users_path.display());
+                        }
+                        Err(err) => error!("users file not reloaded, keeping the old users: {err}"),
+                    },
+                    _ => {
+                        info!(
+                            "signal {signal}: shutting down (timeout {:?})",
+                            shared.config.shutdown_timeout
+                        );
+                        shared.shutdown.request();
+                        let timeout = shared.config.shutdown_timeout;
+                        std::thread::spawn(move || {
+                            std::thread::sleep(timeout + Duration::from_millis(200));
+                            warn!("shutdown took longer than {timeout:?}; exiting now");
+                            std::process::exit(0);
+                        });
+                    }
+                }
+            }
+        })
+        .map_err(|err| format!("cannot start the signal thread: {err}"))?;
+    Ok(handle)
+}

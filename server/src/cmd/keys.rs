@@ -1,0 +1,89 @@
+//! Generic keyspace commands: DEL UNLINK EXISTS TYPE KEYS SCAN DBSIZE
+//! FLUSHDB FLUSHALL (Redis 7 `db.c`).
+
+use bytes::Bytes;
+
+use super::reply::{int_arg, is_opt, syntax_error};
+use crate::keyspace::Db;
+use crate::resp::num::parse_cursor;
+use crate::resp::Frame;
+
+/// `DEL key...` / `UNLINK key...` → number of keys removed.
+pub fn del(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let n = args[1..]
+        .iter()
+        .filter(|k| db.remove(k, now).is_some())
+        .count();
+    Frame::Integer(n as i64)
+}
+
+/// `EXISTS key...` → number of existing keys, counting repeats.
+pub fn exists(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let n = args[1..].iter().filter(|k| db.contains(k, now)).count();
+    Frame::Integer(n as i64)
+}
+
+/// `TYPE key` → `+string` / `+list` / `+hash` / `+set` / `+none`.
+pub fn type_(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let name = db.get(&args[1], now).map_or("none", |v| v.type_name());
+    Frame::Simple(name.to_string())
+}
+
+/// `KEYS pattern` → array of matching keys (glob, Redis `stringmatchlen`).
+pub fn keys(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    Frame::bulk_array(db.keys(&args[1], now))
+}
+
+/// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]` on this shard →
+/// `[next-cursor as bulk, [keys]]`. Errors as Redis 7: `ERR invalid
+/// cursor`, a non-integer COUNT is `ERR value is not an integer or out of
+/// range`, COUNT < 1 or an unknown/incomplete option is `ERR syntax error`.
+/// Default COUNT is 10.
+pub fn scan(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let Some(cursor) = parse_cursor(&args[1]) else {
+        return Frame::error("ERR invalid cursor");
+    };
+    let mut count = 10usize;
+    let mut pattern = None;
+    let mut type_filter = None;
+    let mut i = 2;
+    while i < args.len() {
+        let has_value = args.len() - i >= 2;
+        if is_opt(&args[i], "count") && has_value {
+            match int_arg(&args[i + 1]) {
+                Ok(n) if n >= 1 => count = usize::try_from(n).unwrap_or(usize::MAX),
+                Ok(_) => return syntax_error(),
+                Err(e) => return e,
+            }
+        } else if is_opt(&args[i], "match") && has_value {
+            pattern = Some(&args[i + 1][..]);
+        } else if is_opt(&args[i], "type") && has_value {
+            type_filter = Some(&args[i + 1][..]);
+        } else {
+            return syntax_error();
+        }
+        i += 2;
+    }
+    let (next, keys) = db.scan(cursor, count, pattern, type_filter, now);
+    Frame::Array(vec![
+        Frame::Bulk(Bytes::from(next.to_string())),
+        Frame::bulk_array(keys),
+    ])
+}
+
+/// `DBSIZE` → number of keys on this shard.
+pub fn dbsize(db: &mut Db, _args: &[Bytes], _now: u64) -> Frame {
+    Frame::Integer(db.len() as i64)
+}
+
+/// `FLUSHDB [ASYNC|SYNC]` / `FLUSHALL [ASYNC|SYNC]` → OK (both modes flush
+/// synchronously); more arguments or another word is `ERR syntax error`.
+pub fn flush(db: &mut Db, args: &[Bytes], _now: u64) -> Frame {
+    match args.get(1..).unwrap_or_default() {
+        [] => {}
+        [mode] if is_opt(mode, "sync") || is_opt(mode, "async") => {}
+        _ => return syntax_error(),
+    }
+    db.flush();
+    Frame::ok()
+}

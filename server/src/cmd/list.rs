@@ -1,0 +1,141 @@
+//! List commands: LPUSH RPUSH LPOP RPOP LRANGE LLEN (Redis 7 `t_list.c`).
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+
+use super::reply::{int_arg, positive_arg, wrong_arity, wrong_type};
+use crate::keyspace::{Db, Value};
+use crate::resp::Frame;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    Head,
+    Tail,
+}
+
+fn push(db: &mut Db, args: &[Bytes], now: u64, end: End) -> Frame {
+    let items = args[2..].iter().map(|v| Bytes::copy_from_slice(v));
+    let len = match db.get_mut(&args[1], now) {
+        Some(Value::List(list)) => {
+            extend(list, items, end);
+            list.len()
+        }
+        Some(_) => return wrong_type(),
+        None => {
+            let mut list = VecDeque::with_capacity(args.len() - 2);
+            extend(&mut list, items, end);
+            let len = list.len();
+            db.set(&args[1], Value::List(list), false, now);
+            len
+        }
+    };
+    Frame::Integer(len as i64)
+}
+
+fn extend(list: &mut VecDeque<Bytes>, items: impl Iterator<Item = Bytes>, end: End) {
+    for item in items {
+        match end {
+            End::Head => list.push_front(item),
+            End::Tail => list.push_back(item),
+        }
+    }
+}
+
+/// `LPUSH key element...` → new length; elements are pushed one by one, so
+/// `LPUSH k a b c` yields `c b a`.
+pub fn lpush(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    push(db, args, now, End::Head)
+}
+
+/// `RPUSH key element...` → new length.
+pub fn rpush(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    push(db, args, now, End::Tail)
+}
+
+/// Redis 7 `popGenericCommand`: without count → bulk or Null; with count →
+/// array, NullArray if the key is missing, empty array for count 0.
+fn pop(db: &mut Db, args: &[Bytes], now: u64, end: End, name: &str) -> Frame {
+    let count = match args.len() {
+        2 => None,
+        3 => match positive_arg(&args[2]) {
+            Ok(n) => Some(n),
+            Err(e) => return e,
+        },
+        _ => return wrong_arity(name),
+    };
+    let list = match db.get_mut(&args[1], now) {
+        Some(Value::List(list)) => list,
+        Some(_) => return wrong_type(),
+        None if count.is_some() => return Frame::NullArray,
+        None => return Frame::Null,
+    };
+    let mut pop_one = || match end {
+        End::Head => list.pop_front(),
+        End::Tail => list.pop_back(),
+    };
+    let reply = match count {
+        None => pop_one().map_or(Frame::Null, Frame::Bulk),
+        Some(n) => {
+            let mut items = Vec::new();
+            while (items.len() as u64) < n {
+                match pop_one() {
+                    Some(v) => items.push(Frame::Bulk(v)),
+                    None => break,
+                }
+            }
+            Frame::Array(items)
+        }
+    };
+    db.remove_if_empty(&args[1]);
+    reply
+}
+
+/// `LPOP key [count]`.
+pub fn lpop(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    pop(db, args, now, End::Head, "lpop")
+}
+
+/// `RPOP key [count]`.
+pub fn rpop(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    pop(db, args, now, End::Tail, "rpop")
+}
+
+/// `LRANGE key start stop` → elements in the inclusive range; negative
+/// indexes count from the end; out-of-range indexes are clamped.
+pub fn lrange(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let (start, stop) = match (int_arg(&args[2]), int_arg(&args[3])) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    let list = match db.get(&args[1], now) {
+        Some(Value::List(list)) => list,
+        Some(_) => return wrong_type(),
+        None => return Frame::Array(Vec::new()),
+    };
+    let len = list.len() as i64;
+    let start = if start < 0 {
+        (start + len).max(0)
+    } else {
+        start
+    };
+    let stop = if stop < 0 { stop + len } else { stop };
+    if start > stop || start >= len {
+        return Frame::Array(Vec::new());
+    }
+    let stop = stop.min(len - 1);
+    let items = list
+        .range(start as usize..=stop as usize)
+        .map(|v| Frame::Bulk(v.clone()))
+        .collect();
+    Frame::Array(items)
+}
+
+/// `LLEN key` → length, 0 if missing.
+pub fn llen(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    match db.get(&args[1], now) {
+        Some(Value::List(list)) => Frame::Integer(list.len() as i64),
+        Some(_) => wrong_type(),
+        None => Frame::Integer(0),
+    }
+}

@@ -1,0 +1,97 @@
+//! Keyspace command execution on the owner shard's [`Db`], with Redis 7
+//! reply and error semantics, plus the command table ([`table`]) and the
+//! helpers that split and merge multi-shard commands ([`fanout`]).
+
+mod expire;
+pub mod fanout;
+mod hash;
+mod incr;
+mod keys;
+mod list;
+pub mod reply;
+mod set_cmd;
+mod sets;
+mod strings;
+pub mod table;
+
+#[cfg(test)]
+mod tests;
+
+use bytes::Bytes;
+
+use crate::keyspace::Db;
+use crate::resp::Frame;
+
+pub use table::{all, lookup, CommandSpec, KeyRouting};
+
+/// Executes ONE keyspace command on this shard's `db` at time `now_ms`
+/// (unix ms) and returns its reply. `args[0]` is the command name in any
+/// case. Unknown commands get Redis's `ERR unknown command ...`, a wrong
+/// argument count `ERR wrong number of arguments for '<name>' command`;
+/// connection-level commands (routing [`KeyRouting::Connection`]) are not
+/// served here and get an `ERR` reply. Never panics on any input.
+///
+/// For [`KeyRouting::MultiKey`] / [`KeyRouting::AllShards`] commands the
+/// caller may pass any subset of keys (see [`fanout`]).
+pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
+    let Some(name) = args.first() else {
+        return Frame::error("ERR empty command");
+    };
+    let Some(spec) = lookup(name) else {
+        return reply::unknown_command(args);
+    };
+    if !spec.arity_ok(args.len()) {
+        return reply::wrong_arity(spec.name);
+    }
+    let handler: fn(&mut Db, &[Bytes], u64) -> Frame = match spec.name {
+        "get" => strings::get,
+        "set" => set_cmd::set,
+        "getdel" => strings::getdel,
+        "mget" => strings::mget,
+        "mset" => strings::mset,
+        "setnx" => strings::setnx,
+        "append" => strings::append,
+        "strlen" => strings::strlen,
+        "incr" => incr::incr,
+        "decr" => incr::decr,
+        "incrby" => incr::incrby,
+        "decrby" => incr::decrby,
+        "del" | "unlink" => keys::del,
+        "exists" => keys::exists,
+        "type" => keys::type_,
+        "keys" => keys::keys,
+        "scan" => keys::scan,
+        "dbsize" => keys::dbsize,
+        "flushdb" | "flushall" => keys::flush,
+        "expire" => expire::expire,
+        "pexpire" => expire::pexpire,
+        "expireat" => expire::expireat,
+        "pexpireat" => expire::pexpireat,
+        "expiretime" => expire::expiretime,
+        "pexpiretime" => expire::pexpiretime,
+        "ttl" => expire::ttl,
+        "pttl" => expire::pttl,
+        "persist" => expire::persist,
+        "lpush" => list::lpush,
+        "rpush" => list::rpush,
+        "lpop" => list::lpop,
+        "rpop" => list::rpop,
+        "lrange" => list::lrange,
+        "llen" => list::llen,
+        "hset" => hash::hset,
+        "hget" => hash::hget,
+        "hdel" => hash::hdel,
+        "hgetall" => hash::hgetall,
+        "hlen" => hash::hlen,
+        "sadd" => sets::sadd,
+        "srem" => sets::srem,
+        "smembers" => sets::smembers,
+        "scard" => sets::scard,
+        "sismember" => sets::sismember,
+        "spop" => sets::spop,
+        other => {
+            return Frame::error(format!("ERR '{other}' is not a keyspace command"));
+        }
+    };
+    handler(db, args, now_ms)
+}

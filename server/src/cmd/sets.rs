@@ -1,0 +1,112 @@
+//! Set commands: SADD SREM SMEMBERS SCARD SISMEMBER SPOP (Redis 7
+//! `t_set.c`).
+
+use std::collections::HashSet;
+
+use bytes::Bytes;
+use rand::seq::IteratorRandom;
+
+use super::reply::{positive_arg, syntax_error, wrong_type};
+use crate::keyspace::{Db, Value};
+use crate::resp::Frame;
+
+/// `SADD key member...` → number of members added.
+pub fn sadd(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let members = args[2..].iter();
+    let added = match db.get_mut(&args[1], now) {
+        Some(Value::Set(set)) => members
+            .filter(|m| !set.contains(&m[..]) && set.insert(Bytes::copy_from_slice(m)))
+            .count(),
+        Some(_) => return wrong_type(),
+        None => {
+            let set: HashSet<Bytes> = members.map(|m| Bytes::copy_from_slice(m)).collect();
+            let n = set.len();
+            db.set(&args[1], Value::Set(set), false, now);
+            n
+        }
+    };
+    Frame::Integer(added as i64)
+}
+
+/// `SREM key member...` → number removed; deletes an emptied set.
+pub fn srem(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let removed = match db.get_mut(&args[1], now) {
+        Some(Value::Set(set)) => args[2..].iter().filter(|m| set.remove(&m[..])).count(),
+        Some(_) => return wrong_type(),
+        None => 0,
+    };
+    db.remove_if_empty(&args[1]);
+    Frame::Integer(removed as i64)
+}
+
+/// `SMEMBERS key` → set reply (RESP2: array), empty if missing.
+pub fn smembers(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    match db.get(&args[1], now) {
+        Some(Value::Set(set)) => Frame::Set(set.iter().map(|m| Frame::Bulk(m.clone())).collect()),
+        Some(_) => wrong_type(),
+        None => Frame::Set(Vec::new()),
+    }
+}
+
+/// `SCARD key` → cardinality, 0 if missing.
+pub fn scard(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    match db.get(&args[1], now) {
+        Some(Value::Set(set)) => Frame::Integer(set.len() as i64),
+        Some(_) => wrong_type(),
+        None => Frame::Integer(0),
+    }
+}
+
+/// `SISMEMBER key member` → integer 1 or 0 (an integer in RESP3 too).
+pub fn sismember(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    match db.get(&args[1], now) {
+        Some(Value::Set(set)) => Frame::Integer(i64::from(set.contains(&args[2][..]))),
+        Some(_) => wrong_type(),
+        None => Frame::Integer(0),
+    }
+}
+
+/// `SPOP key [count]`: without count → a random member (bulk) or Null;
+/// with count → a set reply of up to `count` random members (empty set if
+/// missing or count 0); more arguments → `ERR syntax error`. Deletes an
+/// emptied set. Choosing members costs O(set size).
+pub fn spop(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let count = match args.len() {
+        2 => None,
+        3 => match positive_arg(&args[2]) {
+            Ok(n) => Some(n),
+            Err(e) => return e,
+        },
+        _ => return syntax_error(),
+    };
+    let set = match db.get_mut(&args[1], now) {
+        Some(Value::Set(set)) => set,
+        Some(_) => return wrong_type(),
+        None if count.is_some() => return Frame::Set(Vec::new()),
+        None => return Frame::Null,
+    };
+    let mut rng = rand::thread_rng();
+    let reply = match count {
+        None => match set.iter().choose(&mut rng).cloned() {
+            Some(m) => {
+                set.remove(&m);
+                Frame::Bulk(m)
+            }
+            None => Frame::Null,
+        },
+        Some(n) => {
+            let n = usize::try_from(n).unwrap_or(usize::MAX);
+            let picked: Vec<Bytes> = if n >= set.len() {
+                set.drain().collect()
+            } else {
+                set.iter().cloned().choose_multiple(&mut rng, n)
+            };
+            for m in &picked {
+                set.remove(m);
+            }
+            Frame::Set(picked.into_iter().map(Frame::Bulk).collect())
+        }
+    };
+    db.remove_if_empty(&args[1]);
+    reply
+}

@@ -1,0 +1,254 @@
+//! Static command table: name, arity, flags, key positions, ACL categories
+//! and routing of every command shardline serves. Arity, flags, key
+//! positions, ACL categories, group, since and summary are those reported by
+//! redis-server 7.0.15's COMMAND INFO / COMMAND DOCS, so shardline's COMMAND
+//! replies can be generated from this table.
+
+/// How the runtime routes a command to shards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyRouting {
+    /// Handled by the connection itself; no key (PING, AUTH, CONFIG, ...).
+    Connection,
+    /// One key at `args[1]`; runs on that key's owner shard.
+    SingleKey,
+    /// Keys at `args[1..]`, one key every `step` arguments (DEL, UNLINK,
+    /// EXISTS, MGET: 1; MSET: 2); split per owner shard and merged.
+    MultiKey {
+        /// Distance between consecutive keys.
+        step: usize,
+    },
+    /// Keyless keyspace command run on every shard and merged (KEYS, SCAN,
+    /// DBSIZE, FLUSHDB, FLUSHALL).
+    AllShards,
+}
+
+/// One command's static description (Redis 7 `redisCommand` subset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// Canonical lowercase name.
+    pub name: &'static str,
+    /// Redis arity convention: `n > 0` = exactly `n` arguments including the
+    /// name; `n < 0` = at least `-n`.
+    pub arity: i32,
+    /// Redis command flags as COMMAND INFO lists them (`"write"`,
+    /// `"readonly"`, `"denyoom"`, `"fast"`, `"no_auth"`, ...).
+    pub flags: &'static [&'static str],
+    /// Index of the first key argument (0 = no keys).
+    pub first_key: i32,
+    /// Index of the last key argument (-1 = the last argument).
+    pub last_key: i32,
+    /// Step between key arguments.
+    pub key_step: i32,
+    /// Shard routing.
+    pub routing: KeyRouting,
+    /// Redis command group (`"string"`, `"generic"`, `"list"`, `"hash"`,
+    /// `"set"`, `"connection"`, `"server"`).
+    pub group: &'static str,
+    /// One-line summary (COMMAND DOCS).
+    pub summary: &'static str,
+    /// Redis version that introduced the command (COMMAND DOCS `since`).
+    pub since: &'static str,
+    /// ACL categories as COMMAND INFO lists them (`"@read"`, `"@fast"`, ...).
+    pub acl_categories: &'static [&'static str],
+}
+
+impl CommandSpec {
+    /// Whether `argc` arguments (including the command name) satisfy the
+    /// arity.
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let argc = i64::try_from(argc).unwrap_or(i64::MAX);
+        let arity = i64::from(self.arity);
+        if arity >= 0 {
+            argc == arity
+        } else {
+            argc >= -arity
+        }
+    }
+
+    /// Whether the command carries `flag` (e.g. `"write"`).
+    pub fn has_flag(&self, flag: &str) -> bool {
+        self.flags.contains(&flag)
+    }
+}
+
+const R: &[&str] = &["readonly"];
+const RF: &[&str] = &["readonly", "fast"];
+const W: &[&str] = &["write"];
+const WF: &[&str] = &["write", "fast"];
+const WD: &[&str] = &["write", "denyoom"];
+const WDF: &[&str] = &["write", "denyoom", "fast"];
+const NO_AUTH: &[&str] = &[
+    "noscript",
+    "loading",
+    "stale",
+    "fast",
+    "no_auth",
+    "allow_busy",
+];
+
+use KeyRouting::{AllShards, Connection, MultiKey, SingleKey};
+
+/// Shorthand constructor for a table row.
+#[allow(clippy::too_many_arguments)]
+const fn c(
+    name: &'static str,
+    arity: i32,
+    flags: &'static [&'static str],
+    keys: (i32, i32, i32),
+    routing: KeyRouting,
+    group: &'static str,
+    since: &'static str,
+    summary: &'static str,
+    acl_categories: &'static [&'static str],
+) -> CommandSpec {
+    CommandSpec {
+        name,
+        arity,
+        flags,
+        first_key: keys.0,
+        last_key: keys.1,
+        key_step: keys.2,
+        routing,
+        group,
+        summary,
+        since,
+        acl_categories,
+    }
+}
+
+const K1: (i32, i32, i32) = (1, 1, 1);
+const KN: (i32, i32, i32) = (1, -1, 1);
+const K0: (i32, i32, i32) = (0, 0, 0);
+const M1: KeyRouting = MultiKey { step: 1 };
+
+static COMMANDS: &[CommandSpec] = &[
+    // string
+    c("get", 2, RF, K1, SingleKey, "string", "1.0.0", "Get the value of a key", &["@read", "@string", "@fast"]),
+    c("set", -3, WD, K1, SingleKey, "string", "1.0.0", "Set the string value of a key", &["@write", "@string", "@slow"]),
+    c("getdel", 2, WF, K1, SingleKey, "string", "6.2.0", "Get the value of a key and delete the key", &["@write", "@string", "@fast"]),
+    c("mget", -2, RF, KN, M1, "string", "1.0.0", "Get the values of all the given keys", &["@read", "@string", "@fast"]),
+    c("mset", -3, WD, (1, -1, 2), MultiKey { step: 2 }, "string", "1.0.1", "Set multiple keys to multiple values", &["@write", "@string", "@slow"]),
+    c("setnx", 3, WDF, K1, SingleKey, "string", "1.0.0", "Set the value of a key, only if the key does not exist", &["@write", "@string", "@fast"]),
+    c("append", 3, WDF, K1, SingleKey, "string", "2.0.0", "Append a value to a key", &["@write", "@string", "@fast"]),
+    c("strlen", 2, RF, K1, SingleKey, "string", "2.2.0", "Get the length of the value stored in a key", &["@read", "@string", "@fast"]),
+    c("incr", 2, WDF, K1, SingleKey, "string", "1.0.0", "Increment the integer value of a key by one", &["@write", "@string", "@fast"]),
+    c("decr", 2, WDF, K1, SingleKey, "string", "1.0.0", "Decrement the integer value of a key by one", &["@write", "@string", "@fast"]),
+    c("incrby", 3, WDF, K1, SingleKey, "string", "1.0.0", "Increment the integer value of a key by the given amount", &["@write", "@string", "@fast"]),
+    c("decrby", 3, WDF, K1, SingleKey, "string", "1.0.0", "Decrement the integer value of a key by the given number", &["@write", "@string", "@fast"]),
+    // generic
+    c("del", -2, W, KN, M1, "generic", "1.0.0", "Delete a key", &["@keyspace", "@write", "@slow"]),
+    c("unlink", -2, WF, KN, M1, "generic", "4.0.0", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", &["@keyspace", "@write", "@fast"]),
+    c("exists", -2, RF, KN, M1, "generic", "1.0.0", "Determine if a key exists", &["@keyspace", "@read", "@fast"]),
+    c("type", 2, RF, K1, SingleKey, "generic", "1.0.0", "Determine the type stored at key", &["@keyspace", "@read", "@fast"]),
+    c("expire", -3, WF, K1, SingleKey, "generic", "1.0.0", "Set a key's time to live in seconds", &["@keyspace", "@write", "@fast"]),
+    c("pexpire", -3, WF, K1, SingleKey, "generic", "2.6.0", "Set a key's time to live in milliseconds", &["@keyspace", "@write", "@fast"]),
+    c("expireat", -3, WF, K1, SingleKey, "generic", "1.2.0", "Set the expiration for a key as a UNIX timestamp", &["@keyspace", "@write", "@fast"]),
+    c("pexpireat", -3, WF, K1, SingleKey, "generic", "2.6.0", "Set the expiration for a key as a UNIX timestamp specified in milliseconds", &["@keyspace", "@write", "@fast"]),
+    c("expiretime", 2, RF, K1, SingleKey, "generic", "7.0.0", "Get the expiration Unix timestamp for a key", &["@keyspace", "@read", "@fast"]),
+    c("pexpiretime", 2, RF, K1, SingleKey, "generic", "7.0.0", "Get the expiration Unix timestamp for a key in milliseconds", &["@keyspace", "@read", "@fast"]),
+    c("ttl", 2, RF, K1, SingleKey, "generic", "1.0.0", "Get the time to live for a key in seconds", &["@keyspace", "@read", "@fast"]),
+    c("pttl", 2, RF, K1, SingleKey, "generic", "2.6.0", "Get the time to live for a key in milliseconds", &["@keyspace", "@read", "@fast"]),
+    c("persist", 2, WF, K1, SingleKey, "generic", "2.2.0", "Remove the expiration from a key", &["@keyspace", "@write", "@fast"]),
+    c("keys", 2, R, K0, AllShards, "generic", "1.0.0", "Find all keys matching the given pattern", &["@keyspace", "@read", "@slow", "@dangerous"]),
+    c("scan", -2, R, K0, AllShards, "generic", "2.8.0", "Incrementally iterate the keys space", &["@keyspace", "@read", "@slow"]),
+    c("dbsize", 1, RF, K0, AllShards, "server", "1.0.0", "Return the number of keys in the selected database", &["@keyspace", "@read", "@fast"]),
+    c("flushdb", -1, W, K0, AllShards, "server", "1.0.0", "Remove all keys from the current database", &["@keyspace", "@write", "@slow", "@dangerous"]),
+    c("flushall", -1, W, K0, AllShards, "server", "1.0.0", "Remove all keys from all databases", &["@keyspace", "@write", "@slow", "@dangerous"]),
+    // list
+    c("lpush", -3, WDF, K1, SingleKey, "list", "1.0.0", "Prepend one or multiple elements to a list", &["@write", "@list", "@fast"]),
+    c("rpush", -3, WDF, K1, SingleKey, "list", "1.0.0", "Append one or multiple elements to a list", &["@write", "@list", "@fast"]),
+    c("lpop", -2, WF, K1, SingleKey, "list", "1.0.0", "Remove and get the first elements in a list", &["@write", "@list", "@fast"]),
+    c("rpop", -2, WF, K1, SingleKey, "list", "1.0.0", "Remove and get the last elements in a list", &["@write", "@list", "@fast"]),
+    c("lrange", 4, R, K1, SingleKey, "list", "1.0.0", "Get a range of elements from a list", &["@read", "@list", "@slow"]),
+    c("llen", 2, RF, K1, SingleKey, "list", "1.0.0", "Get the length of a list", &["@read", "@list", "@fast"]),
+    // hash
+    c("hset", -4, WDF, K1, SingleKey, "hash", "2.0.0", "Set the string value of a hash field", &["@write", "@hash", "@fast"]),
+    c("hget", 3, RF, K1, SingleKey, "hash", "2.0.0", "Get the value of a hash field", &["@read", "@hash", "@fast"]),
+    c("hdel", -3, WF, K1, SingleKey, "hash", "2.0.0", "Delete one or more hash fields", &["@write", "@hash", "@fast"]),
+    c("hgetall", 2, R, K1, SingleKey, "hash", "2.0.0", "Get all the fields and values in a hash", &["@read", "@hash", "@slow"]),
+    c("hlen", 2, RF, K1, SingleKey, "hash", "2.0.0", "Get the number of fields in a hash", &["@read", "@hash", "@fast"]),
+    // set
+    c("sadd", -3, WDF, K1, SingleKey, "set", "1.0.0", "Add one or more members to a set", &["@write", "@set", "@fast"]),
+    c("srem", -3, WF, K1, SingleKey, "set", "1.0.0", "Remove one or more members from a set", &["@write", "@set", "@fast"]),
+    c("smembers", 2, R, K1, SingleKey, "set", "1.0.0", "Get all the members in a set", &["@read", "@set", "@slow"]),
+    c("scard", 2, RF, K1, SingleKey, "set", "1.0.0", "Get the number of members in a set", &["@read", "@set", "@fast"]),
+    c("sismember", 3, RF, K1, SingleKey, "set", "1.0.0", "Determine if a given value is a member of a set", &["@read", "@set", "@fast"]),
+    c("spop", -2, WF, K1, SingleKey, "set", "1.0.0", "Remove and return one or multiple random members from a set", &["@write", "@set", "@fast"]),
+    // connection (served by the connection loop)
+    c("ping", -1, &["fast"], K0, Connection, "connection", "1.0.0", "Ping the server", &["@fast", "@connection"]),
+    c("echo", 2, &["loading", "stale", "fast"], K0, Connection, "connection", "1.0.0", "Echo the given string", &["@fast", "@connection"]),
+    c("select", 2, &["loading", "stale", "fast"], K0, Connection, "connection", "1.0.0", "Change the selected database for the current connection", &["@fast", "@connection"]),
+    c("quit", -1, NO_AUTH, K0, Connection, "connection", "1.0.0", "Close the connection", &["@fast", "@connection"]),
+    c("reset", 1, NO_AUTH, K0, Connection, "connection", "6.2.0", "Reset the connection", &["@fast", "@connection"]),
+    c("hello", -1, NO_AUTH, K0, Connection, "connection", "6.0.0", "Handshake with Redis", &["@fast", "@connection"]),
+    c("auth", -2, NO_AUTH, K0, Connection, "connection", "1.0.0", "Authenticate to the server", &["@fast", "@connection"]),
+    c("client", -2, &[], K0, Connection, "connection", "2.4.0", "A container for client connection commands", &["@slow"]),
+    // server (served by the connection loop)
+    c("info", -1, &["loading", "stale"], K0, Connection, "server", "1.0.0", "Get information and statistics about the server", &["@slow", "@dangerous"]),
+    c("config", -2, &[], K0, Connection, "server", "2.0.0", "A container for server configuration commands", &["@slow"]),
+    c("command", -1, &["loading", "stale"], K0, Connection, "server", "2.8.13", "Get array of Redis command details", &["@slow", "@connection"]),
+    c("debug", -2, &["admin", "noscript", "loading", "stale"], K0, Connection, "server", "1.0.0", "A container for debugging commands", &["@admin", "@slow", "@dangerous"]),
+];
+
+/// Looks a command up by name, ASCII case-insensitively, without allocating.
+pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
+    COMMANDS.iter().find(|spec| {
+        spec.name.len() == name.len() && spec.name.as_bytes().eq_ignore_ascii_case(name)
+    })
+}
+
+/// Every command in the table (COMMAND, COMMAND COUNT, COMMAND DOCS).
+pub fn all() -> &'static [CommandSpec] {
+    COMMANDS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_is_case_insensitive() {
+        assert_eq!(lookup(b"GeT").map(|s| s.name), Some("get"));
+        assert_eq!(lookup(b"nosuch"), None);
+        assert_eq!(lookup(b""), None);
+    }
+
+    #[test]
+    fn arity() {
+        let get = lookup(b"get").copied();
+        assert_eq!(
+            get.map(|s| (s.arity_ok(2), s.arity_ok(1), s.arity_ok(3))),
+            Some((true, false, false))
+        );
+        let set = lookup(b"set").copied();
+        assert_eq!(
+            set.map(|s| (s.arity_ok(2), s.arity_ok(3), s.arity_ok(9))),
+            Some((false, true, true))
+        );
+    }
+
+    #[test]
+    fn table_is_consistent() {
+        for (i, spec) in all().iter().enumerate() {
+            assert_eq!(spec.name, spec.name.to_ascii_lowercase());
+            assert!(
+                all()[..i].iter().all(|o| o.name != spec.name),
+                "duplicate {}",
+                spec.name
+            );
+            let keyed = spec.first_key > 0;
+            assert_eq!(
+                keyed,
+                matches!(spec.routing, SingleKey | MultiKey { .. }),
+                "{}",
+                spec.name
+            );
+            assert!(spec.arity != 0);
+        }
+        assert_eq!(
+            lookup(b"mset").map(|s| s.routing),
+            Some(MultiKey { step: 2 })
+        );
+        assert_eq!(lookup(b"auth").map(|s| s.has_flag("no_auth")), Some(true));
+    }
+}

@@ -1,0 +1,68 @@
+use super::*;
+
+#[test]
+fn sadd_srem_scard_sismember() {
+    let mut db = Db::new();
+    assert_eq!(r(&mut db, "SADD s a b a"), ":2\r\n");
+    assert_eq!(r(&mut db, "SADD s b c"), ":1\r\n");
+    assert_eq!(r(&mut db, "SCARD s"), ":3\r\n");
+    assert_eq!(r(&mut db, "SCARD nope"), ":0\r\n");
+    assert_eq!(r(&mut db, "SISMEMBER s a"), ":1\r\n");
+    assert_eq!(r3(&mut db, "SISMEMBER s z"), ":0\r\n");
+    assert_eq!(r(&mut db, "SISMEMBER nope a"), ":0\r\n");
+    assert_eq!(r(&mut db, "SREM s a z"), ":1\r\n");
+    assert_eq!(r(&mut db, "SREM nope a"), ":0\r\n");
+    assert_eq!(r(&mut db, "SREM s b c"), ":2\r\n");
+    assert_eq!(r(&mut db, "EXISTS s"), ":0\r\n");
+    r(&mut db, "SET k v");
+    for line in [
+        "SADD k a",
+        "SREM k a",
+        "SCARD k",
+        "SISMEMBER k a",
+        "SMEMBERS k",
+        "SPOP k",
+        "SPOP k 1",
+    ] {
+        assert_eq!(r(&mut db, line), WRONGTYPE, "{line}");
+    }
+}
+
+#[test]
+fn smembers_encodings() {
+    let mut db = Db::new();
+    assert_eq!(r(&mut db, "SMEMBERS nope"), "*0\r\n");
+    assert_eq!(r3(&mut db, "SMEMBERS nope"), "~0\r\n");
+    r(&mut db, "SADD s m");
+    assert_eq!(r(&mut db, "SMEMBERS s"), "*1\r\n$1\r\nm\r\n");
+    assert_eq!(r3(&mut db, "SMEMBERS s"), "~1\r\n$1\r\nm\r\n");
+}
+
+#[test]
+fn spop() {
+    let mut db = Db::new();
+    assert_eq!(r(&mut db, "SPOP nope"), "$-1\r\n");
+    assert_eq!(r3(&mut db, "SPOP nope"), "_\r\n");
+    assert_eq!(r(&mut db, "SPOP nope 3"), "*0\r\n");
+    assert_eq!(r3(&mut db, "SPOP nope 3"), "~0\r\n");
+    r(&mut db, "SADD one x");
+    assert_eq!(r(&mut db, "SPOP one"), "$1\r\nx\r\n");
+    assert_eq!(r(&mut db, "EXISTS one"), ":0\r\n");
+    r(&mut db, "SADD s a b c d");
+    assert_eq!(r(&mut db, "SPOP s 0"), "*0\r\n");
+    let two = r(&mut db, "SPOP s 2");
+    assert!(two.starts_with("*2\r\n$1\r\n"), "{two}");
+    assert_eq!(r(&mut db, "SCARD s"), ":2\r\n");
+    let rest = r3(&mut db, "SPOP s 10");
+    assert!(rest.starts_with("~2\r\n"), "{rest}");
+    assert_eq!(r(&mut db, "EXISTS s"), ":0\r\n");
+    assert_eq!(
+        r(&mut db, "SPOP s -1"),
+        "-ERR value is out of range, must be positive\r\n"
+    );
+    assert_eq!(
+        r(&mut db, "SPOP s x"),
+        "-ERR value is out of range, must be positive\r\n"
+    );
+    assert_eq!(r(&mut db, "SPOP s 1 2"), "-ERR syntax error\r\n");
+}

@@ -1,0 +1,192 @@
+//! Command-line and environment configuration (../shared/DESIGN.md §8).
+//!
+//! Every flag may also come from an environment variable `SHARDLINE_<NAME>` (upper case,
+//! `-` → `_`), e.g. `SHARDLINE_SMP=2`. Flags follow ScyllaDB's names where ScyllaDB has the
+//! concept (`--smp`, `--task-quota-ms`, `--blocked-reactor-notify-ms`) and Redis's where Redis has
+//! it (`--enable-debug-command`, `--proto-max-bulk-len`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use shardline_auth::HashMode;
+
+/// `shardline [OPTIONS]` runs the server; `shardline passwd USER` edits the users file.
+#[derive(Debug, Parser)]
+#[command(
+    name = "shardline",
+    version,
+    about = "Thread-per-core, Redis-compatible key-value server over TLS"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub server: ServerConfig,
+}
+
+/// Subcommands other than running the server.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Add or replace USER in the users file; the password is read from the terminal without
+    /// echo, or from standard input (one line) when it is not a terminal.
+    Passwd {
+        /// User name to add or replace.
+        user: String,
+        /// Users file to edit (default: <data-dir>/users).
+        #[arg(long, env = "SHARDLINE_USERS")]
+        users: Option<PathBuf>,
+        /// SHA-512-crypt rounds for the new hash (Drepper's default is 5000).
+        #[arg(long, default_value_t = 5000)]
+        rounds: u32,
+        /// Data directory whose `users` file is edited when --users is not given.
+        #[arg(long, env = "SHARDLINE_DATA_DIR", default_value = "./shardline-data")]
+        data_dir: PathBuf,
+    },
+}
+
+/// Whether client connections use TLS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TlsSwitch {
+    /// Every connection is TLS (the only mode for real use).
+    On,
+    /// Plain TCP: exists only to measure TLS overhead in benchmarks.
+    Off,
+}
+
+/// Options of the running server.
+#[derive(Debug, Clone, Args)]
+pub struct ServerConfig {
+    /// Number of shards (one pinned glommio executor per CPU). Default: the CPUs in the
+    /// process's affinity mask.
+    #[arg(long, env = "SHARDLINE_SMP")]
+    pub smp: Option<usize>,
+    /// Task quota in milliseconds: glommio's preempt timer; a poll longer than twice this is a
+    /// reactor stall (Seastar's definition).
+    #[arg(long, env = "SHARDLINE_TASK_QUOTA_MS", default_value_t = 0.5)]
+    pub task_quota_ms: f64,
+    /// Address every shard listens on (SO_REUSEPORT: one listening socket per shard).
+    #[arg(long, env = "SHARDLINE_BIND", default_value = "127.0.0.1:6380")]
+    pub bind: SocketAddr,
+    /// listen(2) backlog of each shard's listening socket.
+    #[arg(long, env = "SHARDLINE_BACKLOG", default_value_t = 4096)]
+    pub backlog: i32,
+    /// Server certificate chain, PEM (leaf first). Default: <data-dir>/cert.pem, generated
+    /// (self-signed ECDSA P-256) on first run.
+    #[arg(long, env = "SHARDLINE_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key of --tls-cert, PEM. Default: <data-dir>/key.pem.
+    #[arg(long, env = "SHARDLINE_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
+    /// CA bundle, PEM: when given, clients must present a certificate signed by it.
+    #[arg(long, env = "SHARDLINE_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
+    /// `off` serves plain TCP: only for measuring TLS overhead in benchmarks.
+    #[arg(long, env = "SHARDLINE_TLS", value_enum, default_value_t = TlsSwitch::On)]
+    pub tls: TlsSwitch,
+    /// Longest a TLS handshake may take, in milliseconds, before the connection is closed.
+    #[arg(long, env = "SHARDLINE_HANDSHAKE_TIMEOUT_MS", default_value_t = 10_000)]
+    pub handshake_timeout_ms: u64,
+    /// Users file (`name:$6$…` lines). Default: <data-dir>/users, generated on first run with
+    /// user `default` and a random password printed once.
+    #[arg(long, env = "SHARDLINE_USERS")]
+    pub users: Option<PathBuf>,
+    /// Directory for the generated certificate and users file.
+    #[arg(long, env = "SHARDLINE_DATA_DIR", default_value = "./shardline-data")]
+    pub data_dir: PathBuf,
+    /// How a SHA-512-crypt verification is paid: `inline` (on the shard, stalls), `yield` (on
+    /// the shard, yielding whenever the task quota is used up), `offload` (hashing threads).
+    #[arg(long, env = "SHARDLINE_HASH_MODE", default_value_t = HashMode::Yield)]
+    pub hash_mode: HashMode,
+    /// Hashing threads for `--hash-mode offload` (1 = ScyllaDB's single alien thread).
+    #[arg(long, env = "SHARDLINE_HASH_THREADS", default_value_t = 1)]
+    pub hash_threads: usize,
+    /// Jobs that may wait for the hashing threads before a login fails as overloaded.
+    #[arg(long, env = "SHARDLINE_HASH_QUEUE_CAPACITY", default_value_t = 1024)]
+    pub hash_queue_capacity: usize,
+    /// Shares of the `auth` task queue (the `main` queue has 1000).
+    #[arg(long, env = "SHARDLINE_AUTH_SHARES", default_value_t = 100)]
+    pub auth_shares: usize,
+    /// Connections per shard in TLS handshake or password verification at once; more wait.
+    #[arg(long, env = "SHARDLINE_MAX_CONCURRENT_LOGINS", default_value_t = 8)]
+    pub max_concurrent_logins: usize,
+    /// Longest a connection waits for a login slot, in milliseconds, before it is shed.
+    #[arg(
+        long,
+        env = "SHARDLINE_LOGIN_QUEUE_TIMEOUT_MS",
+        default_value_t = 60_000
+    )]
+    pub login_queue_timeout_ms: u64,
+    /// Lifetime of a cached successful login in milliseconds; 0 disables the cache.
+    #[arg(long, env = "SHARDLINE_CREDENTIALS_CACHE_TTL_MS", default_value_t = 0)]
+    pub credentials_cache_ttl_ms: u64,
+    /// Entries of the per-shard credentials cache (least recently used are evicted).
+    #[arg(
+        long,
+        env = "SHARDLINE_CREDENTIALS_CACHE_CAPACITY",
+        default_value_t = 1024
+    )]
+    pub credentials_cache_capacity: usize,
+    /// Longest password accepted, in bytes; longer ones are refused without hashing.
+    #[arg(long, env = "SHARDLINE_MAX_PASSWORD_BYTES", default_value_t = 256)]
+    pub max_password_bytes: usize,
+    /// Users-file hashes with more SHA-512-crypt rounds are refused at load.
+    #[arg(long, env = "SHARDLINE_MAX_HASH_ROUNDS", default_value_t = 1_000_000)]
+    pub max_hash_rounds: u32,
+    /// Address of the Prometheus `/metrics` endpoint (served by its own thread).
+    #[arg(long, env = "SHARDLINE_METRICS_BIND", default_value = "127.0.0.1:9180")]
+    pub metrics_bind: SocketAddr,
+    /// A poll running longer than this (milliseconds) is logged by the stall reporter.
+    #[arg(
+        long,
+        env = "SHARDLINE_BLOCKED_REACTOR_NOTIFY_MS",
+        default_value_t = 25
+    )]
+    pub blocked_reactor_notify_ms: u64,
+    /// Stall reports logged per shard per minute; the rest are counted and summarised.
+    #[arg(
+        long,
+        env = "SHARDLINE_BLOCKED_REACTOR_REPORTS_PER_MINUTE",
+        default_value_t = 5
+    )]
+    pub blocked_reactor_reports_per_minute: u32,
+    /// Serve `DEBUG SLEEP` and other commands that can block a shard (as Redis 7).
+    #[arg(long, env = "SHARDLINE_ENABLE_DEBUG_COMMAND")]
+    pub enable_debug_command: bool,
+    /// Longest a graceful shutdown may take (e.g. `5s`, `500ms`).
+    #[arg(long, env = "SHARDLINE_SHUTDOWN_TIMEOUT", default_value = "5s", value_parser = humantime::parse_duration)]
+    pub shutdown_timeout: Duration,
+    /// Largest bulk string an authenticated client may send, in bytes (Redis: 512 MB).
+    #[arg(long, env = "SHARDLINE_PROTO_MAX_BULK_LEN", default_value_t = 512 * 1024 * 1024)]
+    pub proto_max_bulk_len: usize,
+    /// Largest number of arguments in one request of an authenticated client (Redis: 1048576).
+    #[arg(long, env = "SHARDLINE_MAX_MULTIBULK_LEN", default_value_t = 1024 * 1024)]
+    pub max_multibulk_len: usize,
+    /// Largest unparsed input one client may buffer, in bytes (Redis's client-query-buffer-limit,
+    /// 1 GiB); past it the connection is closed with an error.
+    #[arg(long, env = "SHARDLINE_CLIENT_QUERY_BUFFER_LIMIT", default_value_t = 1024 * 1024 * 1024)]
+    pub client_query_buffer_limit: usize,
+    /// Keys examined per expiry sweep step on each shard (the sweep runs every 100 ms in the
+    /// `maintenance` task queue).
+    #[arg(long, env = "SHARDLINE_EXPIRE_SWEEP_KEYS", default_value_t = 200)]
+    pub expire_sweep_keys: usize,
+    /// Requests in flight between two shards before the sender waits (cross-shard channel
+    /// capacity).
+    #[arg(long, env = "SHARDLINE_CROSS_SHARD_QUEUE", default_value_t = 1024)]
+    pub cross_shard_queue: usize,
+}
+
+impl ServerConfig {
+    /// The task quota as a [`Duration`].
+    pub fn task_quota(&self) -> Duration {
+        Duration::from_secs_f64(self.task_quota_ms / 1000.0)
+    }
+
+    /// The users file: `--users` or `<data-dir>/users`.
+    pub fn users_path(&self) -> PathBuf {
+        self.users
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("users"))
+    }
+}

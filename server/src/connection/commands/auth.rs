@@ -1,0 +1,203 @@
+//! AUTH and HELLO (Redis 7 semantics, DESIGN.md §6), and the login path they share: wait for
+//! a login slot, verify the SHA-512-crypt hash with the configured `--hash-mode` in the `auth`
+//! task queue, release the slot.
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use shardline_auth::AuthError;
+use shardline_metrics::Activity;
+
+use crate::connection::session::Session;
+use crate::resp::{Frame, Protocol};
+use crate::shard::Shard;
+
+/// Redis's reply to wrong credentials.
+const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+
+/// The result of one login attempt.
+enum Login {
+    Accepted,
+    Rejected,
+    /// Verification could not run (e.g. the hashing queue is full); the text is the error reply.
+    Failed(String),
+}
+
+/// `AUTH password` (user `default`) or `AUTH username password`. A failed AUTH keeps the
+/// connection's previous identity. `Err` carries the reply when the login queue shed us; the
+/// connection then closes.
+pub async fn auth(
+    shard: &Rc<Shard>,
+    session: &mut Session,
+    args: &[Bytes],
+) -> Result<Frame, Frame> {
+    let (user, password) = match args.len() {
+        2 => (Bytes::from_static(b"default"), args[1].clone()),
+        3 => (args[1].clone(), args[2].clone()),
+        _ => return Ok(Frame::error("ERR syntax error")),
+    };
+    Ok(match login(shard, &user, password).await? {
+        Login::Accepted => {
+            session.user = Some(String::from_utf8_lossy(&user).into_owned());
+            Frame::ok()
+        }
+        Login::Rejected => Frame::error(WRONGPASS),
+        Login::Failed(text) => Frame::error(text),
+    })
+}
+
+/// `HELLO [protover [AUTH username password] [SETNAME clientname]]`.
+pub async fn hello(
+    shard: &Rc<Shard>,
+    session: &mut Session,
+    args: &[Bytes],
+) -> Result<Frame, Frame> {
+    let mut protocol = session.protocol;
+    if let Some(version) = args.get(1) {
+        protocol = match std::str::from_utf8(version)
+            .ok()
+            .and_then(|v| v.parse::<i64>().ok())
+        {
+            None => {
+                return Ok(Frame::error(
+                    "ERR Protocol version is not an integer or out of range",
+                ))
+            }
+            Some(2) => Protocol::Resp2,
+            Some(3) => Protocol::Resp3,
+            Some(_) => return Ok(Frame::error("NOPROTO unsupported protocol version")),
+        };
+    }
+    let mut credentials = None;
+    let mut name = None;
+    let mut i = 2;
+    while i < args.len() {
+        let option = args[i].to_ascii_uppercase();
+        let more = args.len() - i - 1;
+        match option.as_slice() {
+            b"AUTH" if more >= 2 => {
+                credentials = Some((args[i + 1].clone(), args[i + 2].clone()));
+                i += 3;
+            }
+            b"SETNAME" if more >= 1 => {
+                name = Some(args[i + 1].clone());
+                i += 2;
+            }
+            _ => {
+                return Ok(Frame::error(format!(
+                    "ERR Syntax error in HELLO option '{}'",
+                    String::from_utf8_lossy(&args[i])
+                )))
+            }
+        }
+    }
+    if let Some(name) = &name {
+        if let Err(err) = super::client::validate_name(name) {
+            return Ok(err);
+        }
+    }
+    if let Some((user, password)) = credentials {
+        match login(shard, &user, password).await? {
+            Login::Accepted => session.user = Some(String::from_utf8_lossy(&user).into_owned()),
+            Login::Rejected => return Ok(Frame::error(WRONGPASS)),
+            Login::Failed(text) => return Ok(Frame::error(text)),
+        }
+    }
+    if !session.is_authenticated() {
+        return Ok(Frame::error(
+            "NOAUTH HELLO must be called with the client already authenticated, otherwise the \
+             HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and \
+             select the RESP protocol version at the same time",
+        ));
+    }
+    if name.is_some() {
+        session.name = name;
+    }
+    session.protocol = protocol;
+    Ok(hello_reply(session))
+}
+
+/// The HELLO map (RESP3) / flat array (RESP2). `server` and `version` report Redis 7.0
+/// compatibility, as Dragonfly does, because clients gate features on them; INFO carries
+/// shardline's own version.
+fn hello_reply(session: &Session) -> Frame {
+    let proto = match session.protocol {
+        Protocol::Resp2 => 2,
+        Protocol::Resp3 => 3,
+    };
+    let field = |name: &str| Frame::Bulk(Bytes::copy_from_slice(name.as_bytes()));
+    Frame::Map(vec![
+        (field("server"), field("redis")),
+        (field("version"), field(crate::REDIS_COMPAT_VERSION)),
+        (field("proto"), Frame::Integer(proto)),
+        (field("id"), Frame::Integer(session.id as i64)),
+        (field("mode"), field("standalone")),
+        (field("role"), field("master")),
+        (field("modules"), Frame::Array(Vec::new())),
+    ])
+}
+
+/// Waits for a login slot, verifies in the `auth` task queue, records metrics. `Err` is the
+/// reply for a connection shed by the login queue.
+async fn login(shard: &Rc<Shard>, user: &Bytes, password: Bytes) -> Result<Login, Frame> {
+    let waited = Instant::now();
+    let waited_before = shard.login_gate.waited_total();
+    let admitted = shard.login_gate.admit().await;
+    if shard.login_gate.waited_total() != waited_before {
+        shard.metrics.login_admission_waited();
+    }
+    let permit = match admitted {
+        Ok(permit) => permit,
+        Err(_) => {
+            shard.metrics.connection_shed();
+            shard.metrics.login("shed");
+            return Err(Frame::error(
+                "ERR login queue timeout: too many concurrent logins on this shard \
+                 (--max-concurrent-logins), try again later",
+            ));
+        }
+    };
+    shard.metrics.login_wait(waited.elapsed());
+    let users = shard.shared.users.load_full();
+    let verifying = shard.clone();
+    let user = user.clone();
+    let task = shard.spawn_auth(async move {
+        shardline_metrics::activity::set(Activity::AuthHash);
+        verifying.verifier.verify(&users, &user, &password).await
+    });
+    let outcome = task.await;
+    drop(permit);
+    Ok(match outcome {
+        Ok(verified) => {
+            if !verified.cache_hit {
+                shard.metrics.password_hash(
+                    verified.mode.as_str(),
+                    std::time::Duration::from_micros(verified.hash_micros),
+                );
+            }
+            if shard.shared.config.credentials_cache_ttl_ms > 0 {
+                if verified.cache_hit {
+                    shard.metrics.credentials_cache_hit();
+                } else {
+                    shard.metrics.credentials_cache_miss();
+                }
+            }
+            if verified.accepted {
+                shard.metrics.login("accepted");
+                Login::Accepted
+            } else {
+                shard.metrics.login("rejected");
+                Login::Rejected
+            }
+        }
+        Err(AuthError::PasswordTooLong { .. }) => {
+            shard.metrics.login("oversize");
+            Login::Rejected
+        }
+        Err(err) => {
+            shard.metrics.login("error");
+            Login::Failed(format!("ERR authentication failed: {err}"))
+        }
+    })
+}

@@ -1,0 +1,140 @@
+//! INFO [section …]: server, clients, stats, keyspace (Redis 7 field names), gathered from
+//! every shard.
+
+use std::rc::Rc;
+
+use bytes::Bytes;
+
+use crate::connection::session::Session;
+use crate::resp::Frame;
+use crate::shard::Shard;
+
+/// Counters of one shard, gathered for INFO.
+#[derive(Debug, Default, Clone, Copy)]
+struct ShardFigures {
+    keys: i64,
+    expires: i64,
+    connections_received: i64,
+    connected_clients: i64,
+    commands_processed: i64,
+    rejected_connections: i64,
+}
+
+/// Renders the requested sections (`default`/`all`/`everything` or none = all four).
+pub async fn info(shard: &Rc<Shard>, _session: &Session, args: &[Bytes]) -> Frame {
+    let wanted: Vec<String> = args[1..]
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
+        .collect();
+    let all = wanted.is_empty()
+        || wanted
+            .iter()
+            .any(|w| matches!(w.as_str(), "all" | "default" | "everything"));
+    let want = |name: &str| all || wanted.iter().any(|w| w == name);
+
+    let figures = gather(shard).await;
+    let total = figures
+        .iter()
+        .fold(ShardFigures::default(), |acc, f| ShardFigures {
+            keys: acc.keys + f.keys,
+            expires: acc.expires + f.expires,
+            connections_received: acc.connections_received + f.connections_received,
+            connected_clients: acc.connected_clients + f.connected_clients,
+            commands_processed: acc.commands_processed + f.commands_processed,
+            rejected_connections: acc.rejected_connections + f.rejected_connections,
+        });
+    let shared = &shard.shared;
+    let mut text = String::new();
+    if want("server") {
+        let uptime = shared.started.elapsed().as_secs();
+        text.push_str(&format!(
+            "# Server\r\nredis_version:{}\r\nshardline_version:{}\r\nredis_mode:standalone\r\n\
+             os:{}\r\narch_bits:64\r\nmultiplexing_api:io_uring\r\nprocess_id:{}\r\n\
+             tcp_port:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\n\
+             shards:{}\r\nhash_mode:{}\r\ntask_quota_ms:{}\r\n\r\n",
+            crate::REDIS_COMPAT_VERSION,
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS,
+            std::process::id(),
+            shared.bound.port(),
+            uptime / 86_400,
+            shard.nr_shards,
+            shared.config.hash_mode,
+            shared.config.task_quota_ms,
+        ));
+    }
+    if want("clients") {
+        text.push_str(&format!(
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:0\r\n\r\n",
+            total.connected_clients
+        ));
+    }
+    if want("stats") {
+        text.push_str(&format!(
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
+             rejected_connections:{}\r\n\r\n",
+            total.connections_received, total.commands_processed, total.rejected_connections
+        ));
+    }
+    if want("keyspace") {
+        text.push_str("# Keyspace\r\n");
+        if total.keys > 0 {
+            text.push_str(&format!(
+                "db0:keys={},expires={},avg_ttl=0\r\n",
+                total.keys, total.expires
+            ));
+        }
+    }
+    while text.ends_with("\r\n\r\n") {
+        text.truncate(text.len() - 2);
+    }
+    Frame::Verbatim {
+        format: *b"txt",
+        text: Bytes::from(text),
+    }
+}
+
+async fn gather(shard: &Rc<Shard>) -> Vec<ShardFigures> {
+    let replies = shard
+        .run_on_all(|| {
+            Box::new(|s: &Shard| {
+                let db = s.db.borrow();
+                let info = &s.info;
+                Frame::Array(
+                    [
+                        db.len() as i64,
+                        db.expires_len() as i64,
+                        info.connections_received.get() as i64,
+                        info.connected_clients.get() as i64,
+                        info.commands_processed.get() as i64,
+                        info.rejected_connections.get() as i64,
+                    ]
+                    .into_iter()
+                    .map(Frame::Integer)
+                    .collect(),
+                )
+            })
+        })
+        .await;
+    replies
+        .into_iter()
+        .map(|frame| {
+            let mut v = [0i64; 6];
+            if let Frame::Array(items) = frame {
+                for (slot, item) in v.iter_mut().zip(items) {
+                    if let Frame::Integer(n) = item {
+                        *slot = n;
+                    }
+                }
+            }
+            ShardFigures {
+                keys: v[0],
+                expires: v[1],
+                connections_received: v[2],
+                connected_clients: v[3],
+                commands_processed: v[4],
+                rejected_connections: v[5],
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,87 @@
+//! Commands served by the connection itself rather than by a key's owner shard: one file per
+//! command family.
+
+mod admin;
+mod auth;
+mod client;
+mod command_info;
+mod config_get;
+mod info;
+mod keyspace_wide;
+
+use std::rc::Rc;
+
+use bytes::Bytes;
+
+use super::dispatch::Flow;
+use super::pipeline::Pipeline;
+use super::session::Session;
+use super::CloseReason;
+use crate::cmd::table::CommandSpec;
+use crate::resp::Frame;
+use crate::shard::Shard;
+
+pub use keyspace_wide::all_shards;
+
+/// Executes a command whose routing is `Connection`; arity and authentication were checked.
+pub async fn execute(
+    shard: &Rc<Shard>,
+    session: &mut Session,
+    spec: &'static CommandSpec,
+    args: Vec<Bytes>,
+    pipeline: &mut Pipeline,
+) -> Flow {
+    let reply = match spec.name {
+        "ping" => match args.get(1) {
+            None => Frame::Simple("PONG".into()),
+            Some(message) => Frame::Bulk(message.clone()),
+        },
+        "echo" => Frame::Bulk(args[1].clone()),
+        "select" => select(&args[1]),
+        "quit" => {
+            pipeline.ready(session.protocol, Frame::ok());
+            return Flow::Close(CloseReason::Quit);
+        }
+        "reset" => {
+            session.reset();
+            Frame::Simple("RESET".into())
+        }
+        "auth" => match auth::auth(shard, session, &args).await {
+            Ok(frame) => frame,
+            Err(shed) => {
+                pipeline.ready(session.protocol, shed);
+                return Flow::Close(CloseReason::Shed);
+            }
+        },
+        "hello" => match auth::hello(shard, session, &args).await {
+            Ok(frame) => frame,
+            Err(shed) => {
+                pipeline.ready(session.protocol, shed);
+                return Flow::Close(CloseReason::Shed);
+            }
+        },
+        "client" => client::client(shard, session, &args),
+        "info" => info::info(shard, session, &args).await,
+        "config" => config_get::config(shard, &args),
+        "command" => command_info::command(&args),
+        "debug" => admin::debug(shard, &args),
+        other => Frame::error(format!("ERR unknown command '{other}'")),
+    };
+    if matches!(reply, Frame::Error(_)) {
+        shard.metrics.command_error("command");
+    }
+    pipeline.ready(session.protocol, reply);
+    Flow::Continue
+}
+
+/// SELECT: only database 0 exists (as Redis Cluster and Dragonfly with one db).
+fn select(index: &[u8]) -> Frame {
+    match std::str::from_utf8(index)
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+    {
+        None => Frame::error("ERR value is not an integer or out of range"),
+        Some(0) => Frame::ok(),
+        Some(_) => Frame::error("ERR DB index is out of range"),
+    }
+}

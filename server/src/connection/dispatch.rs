@@ -1,0 +1,134 @@
+//! From one parsed request to its reply: command lookup, arity and authentication checks
+//! (Redis 7 `processCommand` order), then the connection command or the hop to the owner shard.
+
+use std::rc::Rc;
+
+use bytes::Bytes;
+use shardline_metrics::Activity;
+
+use super::commands;
+use super::pipeline::Pipeline;
+use super::session::Session;
+use super::CloseReason;
+use crate::cmd::table::{self, CommandSpec, KeyRouting};
+use crate::cmd::{fanout, reply};
+use crate::resp::Frame;
+use crate::shard::Shard;
+
+/// What the connection does after a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Read the next request.
+    Continue,
+    /// Write what is pending, then close.
+    Close(CloseReason),
+}
+
+/// Dispatches one request; its reply (now or later) goes into `pipeline` in order.
+pub async fn dispatch(
+    shard: &Rc<Shard>,
+    session: &mut Session,
+    args: Vec<Bytes>,
+    pipeline: &mut Pipeline,
+) -> Flow {
+    let Some(name) = args.first() else {
+        return Flow::Continue;
+    };
+    let Some(spec) = table::lookup(name) else {
+        shard.metrics.command_error("unknown_command");
+        pipeline.ready(session.protocol, reply::unknown_command(&args));
+        return Flow::Continue;
+    };
+    shardline_metrics::activity::set(Activity::Command(spec.name));
+    shard.metrics.command(spec.name);
+    shard
+        .info
+        .commands_processed
+        .set(shard.info.commands_processed.get() + 1);
+    if !spec.arity_ok(args.len()) {
+        shard.metrics.command_error("arity");
+        pipeline.ready(session.protocol, reply::wrong_arity(spec.name));
+        return Flow::Continue;
+    }
+    if !session.is_authenticated() && !allowed_before_auth(spec) {
+        shard.metrics.command_error("noauth");
+        pipeline.ready(
+            session.protocol,
+            Frame::error("NOAUTH Authentication required."),
+        );
+        return Flow::Continue;
+    }
+    let protocol = session.protocol;
+    match spec.routing {
+        KeyRouting::Connection => {
+            // Connection commands may change the protocol or the identity: earlier replies are
+            // encoded first, with the state they were asked under.
+            pipeline.drain().await;
+            commands::execute(shard, session, spec, args, pipeline).await
+        }
+        KeyRouting::SingleKey => {
+            let owner = shard.owner_of(&args[1]);
+            if owner == shard.id {
+                pipeline.ready(protocol, shard.execute_local(&args));
+            } else {
+                let receiver = shard
+                    .peers
+                    .submit_to(owner, Box::new(move |s: &Shard| s.execute_local(&args)))
+                    .await;
+                pipeline.later(protocol, Box::pin(crate::forward::await_reply(receiver)));
+            }
+            Flow::Continue
+        }
+        KeyRouting::MultiKey { step } => {
+            let parts = match fanout::split_keys(&args, step, shard.nr_shards) {
+                Ok(parts) => parts,
+                Err(err) => {
+                    pipeline.ready(protocol, err);
+                    return Flow::Continue;
+                }
+            };
+            if let [(owner, _, _)] = parts.as_slice() {
+                if *owner == shard.id {
+                    pipeline.ready(protocol, shard.execute_local(&args));
+                    return Flow::Continue;
+                }
+            }
+            let nkeys = (args.len() - 1) / step;
+            let mut pending = Vec::with_capacity(parts.len());
+            for (owner, sub_args, positions) in parts {
+                if owner == shard.id {
+                    pending.push((positions, Err(shard.execute_local(&sub_args))));
+                } else {
+                    let job = Box::new(move |s: &Shard| s.execute_local(&sub_args));
+                    pending.push((positions, Ok(shard.peers.submit_to(owner, job).await)));
+                }
+            }
+            let name = spec.name;
+            pipeline.later(
+                protocol,
+                Box::pin(async move {
+                    let mut replies = Vec::with_capacity(pending.len());
+                    for (positions, reply) in pending {
+                        let frame = match reply {
+                            Ok(receiver) => crate::forward::await_reply(receiver).await,
+                            Err(frame) => frame,
+                        };
+                        replies.push((positions, frame));
+                    }
+                    fanout::merge_replies(name, nkeys, replies)
+                }),
+            );
+            Flow::Continue
+        }
+        KeyRouting::AllShards => {
+            let reply = commands::all_shards(shard, spec, args).await;
+            pipeline.ready(protocol, reply);
+            Flow::Continue
+        }
+    }
+}
+
+/// AUTH, HELLO, QUIT and RESET are served before authentication (Redis's CMD_NO_AUTH).
+fn allowed_before_auth(spec: &CommandSpec) -> bool {
+    matches!(spec.name, "auth" | "hello" | "quit" | "reset")
+}

@@ -1,0 +1,68 @@
+//! What one client connection remembers between commands.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use crate::resp::Protocol;
+
+/// Per-connection state (Redis's `client` struct, the parts we serve).
+#[derive(Debug)]
+pub struct Session {
+    /// CLIENT ID: unique across shards for the life of the process.
+    pub id: u64,
+    /// The authenticated user; `None` until AUTH or HELLO … AUTH succeeds.
+    pub user: Option<String>,
+    /// Reply protocol: RESP2 until `HELLO 3`.
+    pub protocol: Protocol,
+    /// CLIENT SETNAME / HELLO SETNAME.
+    pub name: Option<Bytes>,
+    /// CLIENT SETINFO LIB-NAME.
+    pub lib_name: Option<Bytes>,
+    /// CLIENT SETINFO LIB-VER.
+    pub lib_ver: Option<Bytes>,
+    /// The client's address.
+    pub peer: Option<SocketAddr>,
+    /// Our address on this connection.
+    pub local: Option<SocketAddr>,
+    /// When the connection was accepted (CLIENT INFO age).
+    pub created: Instant,
+    /// When the last command arrived (CLIENT INFO idle).
+    pub last_command: Instant,
+    /// The shard serving this connection.
+    pub shard: usize,
+}
+
+impl Session {
+    /// A new, unauthenticated RESP2 session.
+    pub fn new(id: u64, shard: usize, peer: Option<SocketAddr>, local: Option<SocketAddr>) -> Self {
+        let now = Instant::now();
+        Self {
+            id,
+            user: None,
+            protocol: Protocol::Resp2,
+            name: None,
+            lib_name: None,
+            lib_ver: None,
+            peer,
+            local,
+            created: now,
+            last_command: now,
+            shard,
+        }
+    }
+
+    /// Whether commands other than AUTH/HELLO/QUIT/RESET may run.
+    pub fn is_authenticated(&self) -> bool {
+        self.user.is_some()
+    }
+
+    /// RESET: back to a fresh, unauthenticated RESP2 session with the same id (Redis 7
+    /// `clearClientConnectionState`; every user here has a password, so RESET deauthenticates).
+    pub fn reset(&mut self) {
+        self.user = None;
+        self.protocol = Protocol::Resp2;
+        self.name = None;
+    }
+}

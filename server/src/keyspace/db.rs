@@ -1,0 +1,308 @@
+//! One shard's keyspace (Redis 7 `db.c` / `expire.c` semantics): owner-local,
+//! no locks, lazy expiry on access plus a bounded periodic sweep, and a SCAN
+//! cursor that survives concurrent inserts and deletes.
+
+use std::collections::BTreeSet;
+use std::hash::{BuildHasher, RandomState};
+
+use bytes::Bytes;
+use hashbrown::hash_map::EntryRef;
+use hashbrown::HashMap;
+
+use super::glob::string_match;
+use super::value::Value;
+
+/// Bits of a local SCAN cursor; the 16 bits above are free for the caller to
+/// encode a shard index (see `cmd::fanout`).
+pub const SCAN_CURSOR_BITS: u32 = 48;
+
+/// A stored value and its absolute expiry deadline (unix ms), if any.
+#[derive(Debug, Clone)]
+struct Entry {
+    value: Value,
+    expires_at: Option<u64>,
+}
+
+impl Entry {
+    /// Redis 7 `keyIsExpired`: expired when `now > deadline`.
+    fn is_expired(&self, now_ms: u64) -> bool {
+        self.expires_at.is_some_and(|t| now_ms > t)
+    }
+}
+
+/// One shard's keyspace.
+///
+/// Keys and values are copied into fresh allocations on insert, so stored
+/// data never pins a connection's read buffer.
+///
+/// SCAN scheme: every key has a fixed 48-bit *scan position* (a keyed hash of
+/// the key that never changes while the `Db` lives). A sorted index of
+/// `(position, key)` is kept; a cursor is the position to resume from. A scan
+/// walks positions in increasing order and the next cursor is the position of
+/// the first key not returned, so every key present for the whole scan is
+/// returned exactly once, whatever is added or removed in between. Keys that
+/// share a position are always returned together.
+///
+/// Expiry: deadlines are absolute unix milliseconds; a key is expired when
+/// `now > deadline`. Reads delete expired keys lazily; [`Db::sweep_expired`]
+/// removes them in deadline order from an index, bounded per call.
+#[derive(Debug, Default)]
+pub struct Db {
+    map: HashMap<Bytes, Entry, RandomState>,
+    expiry: BTreeSet<(u64, Bytes)>,
+    scan_index: BTreeSet<(u64, Bytes)>,
+    /// Keyed hash giving each key its fixed scan position.
+    scan_hasher: RandomState,
+}
+
+/// The fixed 48-bit scan position of `key`.
+fn scan_pos(hasher: &RandomState, key: &[u8]) -> u64 {
+    hasher.hash_one(key) >> (64 - SCAN_CURSOR_BITS)
+}
+
+/// Removes `key`'s traces from the secondary indexes.
+fn unindex(
+    expiry: &mut BTreeSet<(u64, Bytes)>,
+    scan_index: &mut BTreeSet<(u64, Bytes)>,
+    pos: u64,
+    key: &Bytes,
+    expires_at: Option<u64>,
+) {
+    if let Some(t) = expires_at {
+        expiry.remove(&(t, key.clone()));
+    }
+    scan_index.remove(&(pos, key.clone()));
+}
+
+impl Db {
+    /// An empty keyspace.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of keys, including expired keys not yet removed (as DBSIZE).
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether the keyspace holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Number of keys with a deadline (INFO keyspace `expires=`).
+    pub fn expires_len(&self) -> usize {
+        self.expiry.len()
+    }
+
+    fn scan_pos(&self, key: &[u8]) -> u64 {
+        scan_pos(&self.scan_hasher, key)
+    }
+
+    /// The live entry of `key`, deleting it first if it has expired.
+    fn live(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
+        match self.map.entry_ref(key) {
+            EntryRef::Occupied(o) if o.get().is_expired(now_ms) => {
+                let (k, e) = o.remove_entry();
+                let pos = scan_pos(&self.scan_hasher, &k);
+                unindex(
+                    &mut self.expiry,
+                    &mut self.scan_index,
+                    pos,
+                    &k,
+                    e.expires_at,
+                );
+                None
+            }
+            EntryRef::Occupied(o) => Some(o.into_mut()),
+            EntryRef::Vacant(_) => None,
+        }
+    }
+
+    /// Value of `key`, or `None` if missing or expired.
+    pub fn get(&mut self, key: &[u8], now_ms: u64) -> Option<&Value> {
+        self.live(key, now_ms).map(|e| &e.value)
+    }
+
+    /// Mutable value of `key`. A caller that empties a collection must call
+    /// [`Db::remove_if_empty`] afterwards.
+    pub fn get_mut(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Value> {
+        self.live(key, now_ms).map(|e| &mut e.value)
+    }
+
+    /// Whether `key` exists (not expired).
+    pub fn contains(&mut self, key: &[u8], now_ms: u64) -> bool {
+        self.live(key, now_ms).is_some()
+    }
+
+    /// `None` if `key` is missing, else its deadline (`Some(None)` = no TTL).
+    pub fn deadline(&mut self, key: &[u8], now_ms: u64) -> Option<Option<u64>> {
+        self.live(key, now_ms).map(|e| e.expires_at)
+    }
+
+    /// Stores `value` under `key` (Redis `setKey`): replaces any old value;
+    /// the old TTL is kept only when `keep_ttl` and the old key is live.
+    pub fn set(&mut self, key: &[u8], value: Value, keep_ttl: bool, now_ms: u64) {
+        if let Some((k, e)) = self.map.get_key_value_mut(key) {
+            let expired = e.is_expired(now_ms);
+            e.value = value;
+            if !keep_ttl || expired {
+                if let Some(t) = e.expires_at.take() {
+                    self.expiry.remove(&(t, k.clone()));
+                }
+            }
+            return;
+        }
+        let owned = Bytes::copy_from_slice(key);
+        let pos = self.scan_pos(key);
+        self.scan_index.insert((pos, owned.clone()));
+        self.map.insert(
+            owned,
+            Entry {
+                value,
+                expires_at: None,
+            },
+        );
+    }
+
+    /// Removes `key`, returning its value (`None` if missing or expired).
+    pub fn remove(&mut self, key: &[u8], now_ms: u64) -> Option<Value> {
+        let pos = self.scan_pos(key);
+        let (k, e) = self.map.remove_entry(key)?;
+        unindex(
+            &mut self.expiry,
+            &mut self.scan_index,
+            pos,
+            &k,
+            e.expires_at,
+        );
+        if e.is_expired(now_ms) {
+            None
+        } else {
+            Some(e.value)
+        }
+    }
+
+    /// Deletes `key` if it holds an empty collection.
+    pub fn remove_if_empty(&mut self, key: &[u8]) {
+        if self
+            .map
+            .get(key)
+            .is_some_and(|e| e.value.is_empty_collection())
+        {
+            self.remove(key, 0);
+        }
+    }
+
+    /// Sets the absolute deadline (unix ms) of an existing key; `false` if
+    /// the key does not exist. Does not check whether it is already past.
+    pub fn set_deadline(&mut self, key: &[u8], deadline_ms: u64) -> bool {
+        let Some((k, e)) = self.map.get_key_value_mut(key) else {
+            return false;
+        };
+        if let Some(old) = e.expires_at.replace(deadline_ms) {
+            self.expiry.remove(&(old, k.clone()));
+        }
+        self.expiry.insert((deadline_ms, k.clone()));
+        true
+    }
+
+    /// Removes the deadline of `key`; `true` if it had one (PERSIST).
+    pub fn persist(&mut self, key: &[u8], now_ms: u64) -> bool {
+        let Some(e) = self.live(key, now_ms) else {
+            return false;
+        };
+        let Some(t) = e.expires_at.take() else {
+            return false;
+        };
+        self.expiry.remove(&(t, Bytes::copy_from_slice(key)));
+        true
+    }
+
+    /// Removes every key (FLUSHDB).
+    pub fn flush(&mut self) {
+        self.map.clear();
+        self.expiry.clear();
+        self.scan_index.clear();
+    }
+
+    /// Live keys matching the glob `pattern` (KEYS), in no particular order.
+    /// Expired keys are skipped, not deleted, as Redis 7 does.
+    pub fn keys(&self, pattern: &[u8], now_ms: u64) -> Vec<Bytes> {
+        let all = pattern == b"*";
+        self.map
+            .iter()
+            .filter(|(k, e)| !e.is_expired(now_ms) && (all || string_match(pattern, k, false)))
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// One SCAN step (see the type-level doc for the cursor scheme). Visits
+    /// at least `count` keys (`count` 0 is treated as 1) from position
+    /// `cursor`, returning the next cursor (0 when done) and the visited keys
+    /// that are live and pass `pattern` (glob) and `type_filter`
+    /// (case-insensitive type name; an unknown name matches nothing, as in
+    /// Redis 7.0). Expired keys met on the way are deleted.
+    pub fn scan(
+        &mut self,
+        cursor: u64,
+        count: usize,
+        pattern: Option<&[u8]>,
+        type_filter: Option<&[u8]>,
+        now_ms: u64,
+    ) -> (u64, Vec<Bytes>) {
+        let count = count.max(1);
+        let start = cursor.min(1 << SCAN_CURSOR_BITS);
+        let mut visited = Vec::new();
+        let mut last = None;
+        let mut next = 0;
+        for (pos, key) in self.scan_index.range((start, Bytes::new())..) {
+            if visited.len() >= count && last != Some(*pos) {
+                next = *pos;
+                break;
+            }
+            last = Some(*pos);
+            visited.push(key.clone());
+        }
+        let pattern = pattern.filter(|p| *p != b"*");
+        let mut out = Vec::with_capacity(visited.len());
+        for key in visited {
+            let Some(value) = self.get(&key, now_ms) else {
+                continue;
+            };
+            if type_filter.is_some_and(|t| !t.eq_ignore_ascii_case(value.type_name().as_bytes())) {
+                continue;
+            }
+            if pattern.is_some_and(|p| !string_match(p, &key, false)) {
+                continue;
+            }
+            out.push(key);
+        }
+        (next, out)
+    }
+
+    /// Deletes up to `max_keys` expired keys (deadline < `now_ms`), earliest
+    /// deadline first, and returns how many were deleted. Cost is
+    /// O(max_keys · log n), independent of the number of keys.
+    pub fn sweep_expired(&mut self, now_ms: u64, max_keys: usize) -> usize {
+        let mut removed = 0;
+        while removed < max_keys {
+            match self.expiry.first() {
+                Some((t, _)) if now_ms > *t => {}
+                _ => break,
+            }
+            let Some((_, key)) = self.expiry.pop_first() else {
+                break;
+            };
+            let pos = self.scan_pos(&key);
+            self.map.remove(&key);
+            self.scan_index.remove(&(pos, key));
+            removed += 1;
+        }
+        removed
+    }
+}
+
+#[cfg(test)]
+#[path = "db_tests.rs"]
+mod tests;

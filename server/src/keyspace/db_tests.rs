@@ -1,0 +1,189 @@
+use super::*;
+
+fn s(v: &[u8]) -> Value {
+    Value::Str(Bytes::copy_from_slice(v))
+}
+
+#[test]
+fn set_get_remove() {
+    let mut db = Db::new();
+    db.set(b"k", s(b"v"), false, 0);
+    assert_eq!(db.get(b"k", 0), Some(&s(b"v")));
+    assert_eq!(db.len(), 1);
+    assert_eq!(db.remove(b"k", 0), Some(s(b"v")));
+    assert_eq!(db.get(b"k", 0), None);
+    assert!(db.is_empty());
+}
+
+#[test]
+fn lazy_expiry_is_strictly_after_deadline() {
+    let mut db = Db::new();
+    db.set(b"k", s(b"v"), false, 0);
+    assert!(db.set_deadline(b"k", 1000));
+    assert_eq!(db.expires_len(), 1);
+    assert_eq!(db.deadline(b"k", 1000), Some(Some(1000)));
+    assert!(db.get(b"k", 1000).is_some());
+    assert!(db.get(b"k", 1001).is_none());
+    assert_eq!(db.len(), 0);
+    assert_eq!(db.expires_len(), 0);
+}
+
+#[test]
+fn set_drops_or_keeps_ttl() {
+    let mut db = Db::new();
+    db.set(b"k", s(b"1"), false, 0);
+    db.set_deadline(b"k", 500);
+    db.set(b"k", s(b"2"), true, 10);
+    assert_eq!(db.deadline(b"k", 10), Some(Some(500)));
+    db.set(b"k", s(b"3"), false, 10);
+    assert_eq!(db.deadline(b"k", 10), Some(None));
+    assert_eq!(db.expires_len(), 0);
+    // KEEPTTL on an already expired key does not resurrect the deadline.
+    db.set_deadline(b"k", 20);
+    db.set(b"k", s(b"4"), true, 30);
+    assert_eq!(db.deadline(b"k", 30), Some(None));
+}
+
+#[test]
+fn persist() {
+    let mut db = Db::new();
+    db.set(b"k", s(b"v"), false, 0);
+    assert!(!db.persist(b"k", 0));
+    db.set_deadline(b"k", 100);
+    assert!(db.persist(b"k", 0));
+    assert_eq!(db.expires_len(), 0);
+    assert!(db.get(b"k", 1_000_000).is_some());
+}
+
+#[test]
+fn sweep_is_bounded_and_ordered() {
+    let mut db = Db::new();
+    for i in 0..10u64 {
+        let key = format!("k{i}");
+        db.set(key.as_bytes(), s(b"v"), false, 0);
+        db.set_deadline(key.as_bytes(), 100 + i);
+    }
+    db.set(b"forever", s(b"v"), false, 0);
+    assert_eq!(db.sweep_expired(100, 100), 0);
+    assert_eq!(db.sweep_expired(105, 3), 3);
+    assert_eq!(db.len(), 8);
+    assert!(db.get(b"k3", 0).is_some());
+    assert_eq!(db.sweep_expired(105, 100), 2);
+    assert_eq!(db.sweep_expired(1000, 100), 5);
+    assert_eq!(db.len(), 1);
+    assert_eq!(db.expires_len(), 0);
+}
+
+#[test]
+fn keys_pattern() {
+    let mut db = Db::new();
+    for k in ["user:1", "user:2", "other"] {
+        db.set(k.as_bytes(), s(b"v"), false, 0);
+    }
+    db.set_deadline(b"user:2", 5);
+    let mut got = db.keys(b"user:*", 10);
+    got.sort();
+    assert_eq!(got, vec![Bytes::from_static(b"user:1")]);
+    assert_eq!(db.keys(b"*", 0).len(), 3);
+}
+
+fn full_scan(db: &mut Db, count: usize) -> Vec<Bytes> {
+    let mut cursor = 0;
+    let mut out = Vec::new();
+    loop {
+        let (next, keys) = db.scan(cursor, count, None, None, 0);
+        out.extend(keys);
+        if next == 0 {
+            return out;
+        }
+        assert!(next < 1 << SCAN_CURSOR_BITS);
+        cursor = next;
+    }
+}
+
+#[test]
+fn scan_returns_every_key_once() {
+    let mut db = Db::new();
+    for i in 0..1000 {
+        db.set(format!("key:{i}").as_bytes(), s(b"v"), false, 0);
+    }
+    let mut got = full_scan(&mut db, 7);
+    got.sort();
+    got.dedup();
+    assert_eq!(got.len(), 1000);
+    assert_eq!(full_scan(&mut db, 10_000).len(), 1000);
+}
+
+#[test]
+fn scan_survives_concurrent_changes() {
+    let mut db = Db::new();
+    for i in 0..500 {
+        db.set(format!("stable:{i}").as_bytes(), s(b"v"), false, 0);
+    }
+    let mut cursor = 0;
+    let mut seen = Vec::new();
+    let mut round = 0;
+    loop {
+        let (next, keys) = db.scan(cursor, 10, None, None, 0);
+        seen.extend(keys);
+        // Churn between calls: add and delete other keys.
+        for j in 0..20 {
+            db.set(format!("churn:{round}:{j}").as_bytes(), s(b"v"), false, 0);
+        }
+        for j in 0..10 {
+            db.remove(format!("churn:{round}:{j}").as_bytes(), 0);
+        }
+        round += 1;
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    for i in 0..500 {
+        let k = Bytes::from(format!("stable:{i}"));
+        assert_eq!(seen.iter().filter(|s| **s == k).count(), 1, "{k:?}");
+    }
+}
+
+#[test]
+fn scan_filters() {
+    let mut db = Db::new();
+    db.set(b"a1", s(b"v"), false, 0);
+    db.set(
+        b"a2",
+        Value::List([Bytes::from_static(b"x")].into_iter().collect()),
+        false,
+        0,
+    );
+    db.set(b"b1", s(b"v"), false, 0);
+    db.set(b"gone", s(b"v"), false, 0);
+    db.set_deadline(b"gone", 1);
+    let (next, mut keys) = db.scan(0, 100, Some(b"a*"), None, 10);
+    keys.sort();
+    assert_eq!(
+        (next, keys),
+        (
+            0,
+            vec![Bytes::from_static(b"a1"), Bytes::from_static(b"a2")]
+        )
+    );
+    let (_, keys) = db.scan(0, 100, None, Some(b"LIST"), 10);
+    assert_eq!(keys, vec![Bytes::from_static(b"a2")]);
+    let (_, keys) = db.scan(0, 100, None, Some(b"nosuchtype"), 10);
+    assert!(keys.is_empty());
+    // The expired key was deleted by the scan.
+    assert_eq!(db.len(), 3);
+}
+
+#[test]
+fn remove_if_empty_and_flush() {
+    let mut db = Db::new();
+    db.set(b"l", Value::List(Default::default()), false, 0);
+    db.remove_if_empty(b"l");
+    assert!(db.is_empty());
+    db.set(b"k", s(b"v"), false, 0);
+    db.set_deadline(b"k", 9);
+    db.flush();
+    assert_eq!((db.len(), db.expires_len()), (0, 0));
+    assert_eq!(db.scan(0, 10, None, None, 0), (0, vec![]));
+}

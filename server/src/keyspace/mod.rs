@@ -1,0 +1,11 @@
+//! One shard's keyspace: hash-slot ownership ([`slot`]), stored values
+//! ([`value`]), the owner-local database with expiry and SCAN ([`db`]) and
+//! Redis glob matching ([`glob`]).
+
+pub mod db;
+pub mod glob;
+pub mod slot;
+pub mod value;
+
+pub use db::Db;
+pub use value::Value;

@@ -1,0 +1,26 @@
+//! shardline: a thread-per-core, Redis-compatible key-value server over TLS.
+//!
+//! Layers, bottom up: [`resp`] (RESP frames and the request parser), [`keyspace`] (one shard's
+//! data and hash-slot ownership), [`cmd`] (keyspace commands and the command table),
+//! [`connection`] (one client: handshake, authentication, dispatch), [`shard`] and
+//! [`forward`] (per-shard state and hops to the owner shard), [`server`] and [`bootstrap`]
+//! (start-up and shutdown).
+
+pub mod bootstrap;
+pub mod cmd;
+pub mod config;
+pub mod connection;
+pub mod cpus;
+pub mod forward;
+pub mod keyspace;
+pub mod listener;
+pub mod logging;
+pub mod resp;
+pub mod server;
+pub mod shard;
+pub mod shutdown;
+pub mod stats;
+pub mod tls;
+
+/// The Redis version shardline reports in HELLO and INFO for client compatibility.
+pub const REDIS_COMPAT_VERSION: &str = "7.0.0";

@@ -1,0 +1,242 @@
+//! Process start-up: shared state, one pinned executor per shard, the channel mesh, accept
+//! loops, maintenance, and graceful shutdown.
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use glommio::channels::channel_mesh::MeshBuilder;
+use glommio::{LocalExecutorBuilder, Placement};
+use shardline_auth::{CacheConfig, LoginGate, OffloadPool, Users, Verifier, VerifierConfig};
+use shardline_metrics::Metrics;
+use socket2::Socket;
+use tracing::{error, warn};
+
+use crate::config::ServerConfig;
+use crate::connection;
+use crate::forward::{serve_peer_requests, Peers, ShardRequest};
+use crate::listener::into_glommio;
+use crate::shard::{InfoCounters, Shard, TaskQueues, EXPIRE_SWEEP_PERIOD};
+use crate::shutdown::Shutdown;
+use crate::tls::{build_acceptor, TlsFiles};
+
+/// Process-wide state shared by all shards (read-mostly; shards keep their hot state local).
+pub struct Shared {
+    /// The parsed command line.
+    pub config: ServerConfig,
+    /// The users file as last loaded; SIGHUP swaps in a new one without dropping connections.
+    pub users: ArcSwap<Users>,
+    /// All Prometheus metric families.
+    pub metrics: Metrics,
+    /// Hashing threads for `--hash-mode offload`.
+    pub offload: Option<OffloadPool>,
+    /// Set by SIGINT/SIGTERM.
+    pub shutdown: Shutdown,
+    /// PEM files of the TLS acceptor; `None` with `--tls off`.
+    pub tls: Option<TlsFiles>,
+    /// Source of CLIENT ID values (unique across shards).
+    pub next_client_id: AtomicU64,
+    /// When the server started (INFO uptime).
+    pub started: Instant,
+    /// CPU of each shard, by shard index.
+    pub cpus: Vec<usize>,
+    /// Address the listeners are bound to (with the real port when `--bind` said 0).
+    pub bound: SocketAddr,
+}
+
+/// Runs all shards until shutdown; returns when every shard has stopped.
+///
+/// `sockets` holds one listening socket per shard (see [`crate::listener::bind_reuseport`]).
+/// Errors: an executor that cannot be created (e.g. RLIMIT_MEMLOCK too low) or has panicked.
+pub fn run_shards(shared: Arc<Shared>, sockets: Vec<Socket>) -> Result<(), String> {
+    let nr_shards = sockets.len();
+    let mesh = MeshBuilder::<ShardRequest, _>::full(nr_shards, shared.config.cross_shard_queue);
+    let mut handles = Vec::with_capacity(nr_shards);
+    for (index, socket) in sockets.into_iter().enumerate() {
+        let cpu = shared.cpus[index];
+        let shared = shared.clone();
+        let mesh = mesh.clone();
+        let builder = LocalExecutorBuilder::new(Placement::Fixed(cpu))
+            .name(&format!("shard-{index}"))
+            .preempt_timer(shared.config.task_quota())
+            // Sockets do not use glommio's registered buffers; keep the locked memory small so
+            // the default RLIMIT_MEMLOCK (8 MiB) suffices.
+            .io_memory(64 << 10)
+            .ring_depth(1024);
+        let handle = builder
+            .spawn(move || async move { shard_main(index, shared, mesh, socket).await })
+            .map_err(|err| executor_error(index, cpu, &err.to_string()))?;
+        handles.push(handle);
+    }
+    let mut failed = Vec::new();
+    for (index, handle) in handles.into_iter().enumerate() {
+        if handle.join().is_err() {
+            failed.push(index);
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("shard(s) {failed:?} stopped abnormally"))
+    }
+}
+
+fn executor_error(index: usize, cpu: usize, err: &str) -> String {
+    let mut text = format!("cannot start shard {index} on CPU {cpu}: {err}");
+    if err.contains("memlock") || err.contains("Cannot allocate memory") || err.contains("ENOMEM") {
+        text.push_str(
+            ". glommio needs at least 512 KiB of locked memory per shard: raise the limit with \
+             `ulimit -l 65536` in the shell, `LimitMEMLOCK=64M` in the systemd unit, or \
+             `--ulimit memlock=67108864` for containers",
+        );
+    }
+    text
+}
+
+async fn shard_main(
+    index: usize,
+    shared: Arc<Shared>,
+    mesh: MeshBuilder<ShardRequest, glommio::channels::channel_mesh::Full>,
+    socket: Socket,
+) {
+    let (senders, receivers) = match mesh.join().await {
+        Ok(pair) => pair,
+        Err(_) => {
+            error!("shard {index}: cannot join the cross-shard channel mesh");
+            return;
+        }
+    };
+    let id = senders.peer_id();
+    if id != index {
+        warn!("shard {index} got mesh peer id {id}; using the peer id as shard id");
+    }
+    let config = &shared.config;
+    let acceptor = match &shared.tls {
+        Some(files) => match build_acceptor(files) {
+            Ok(acceptor) => Some(acceptor),
+            Err(err) => {
+                error!("shard {id}: {err}");
+                shared.shutdown.request();
+                return;
+            }
+        },
+        None => None,
+    };
+    let metrics = shared.metrics.shard(id);
+    shardline_metrics::install_shard_monitor(
+        id,
+        shardline_metrics::StallConfig {
+            task_quota: config.task_quota(),
+            blocked_reactor_notify: Duration::from_millis(config.blocked_reactor_notify_ms),
+            reports_per_minute: config.blocked_reactor_reports_per_minute,
+        },
+        &shared.metrics,
+    );
+    let verifier = match Verifier::new(VerifierConfig {
+        mode: config.hash_mode,
+        max_password_bytes: config.max_password_bytes,
+        offload: shared.offload.clone(),
+        cache: CacheConfig {
+            ttl: Duration::from_millis(config.credentials_cache_ttl_ms),
+            capacity: config.credentials_cache_capacity,
+        },
+        ..VerifierConfig::default()
+    }) {
+        Ok(verifier) => verifier,
+        Err(err) => {
+            error!("shard {id}: {err}");
+            shared.shutdown.request();
+            return;
+        }
+    };
+    let login_gate = LoginGate::new(
+        config.max_concurrent_logins,
+        Duration::from_millis(config.login_queue_timeout_ms),
+    );
+    let shard = Rc::new(Shard {
+        id,
+        nr_shards: senders.nr_consumers(),
+        shared: shared.clone(),
+        db: Default::default(),
+        peers: Peers::new(senders),
+        acceptor,
+        verifier,
+        login_gate,
+        metrics,
+        queues: TaskQueues::create(config.auth_shares),
+        info: InfoCounters::default(),
+    });
+
+    let peer_server = shard
+        .clone()
+        .spawn_main("cross-shard", serve_peer_requests(shard.clone(), receivers));
+    let maintenance = shard.spawn_maintenance("maintenance", maintenance_loop(shard.clone()));
+    let listener = into_glommio(socket);
+    let accept = shard
+        .clone()
+        .spawn_main("accept", accept_loop(shard.clone(), listener));
+    accept.await;
+
+    // Stop accepting, let connections finish their in-flight replies (they close on the
+    // shutdown signal), then release the mesh so peers can stop too.
+    let deadline = Instant::now()
+        + config
+            .shutdown_timeout
+            .saturating_sub(Duration::from_millis(250));
+    while shard.info.connected_clients.get() > 0 && Instant::now() < deadline {
+        glommio::timer::sleep(Duration::from_millis(5)).await;
+    }
+    maintenance.cancel().await;
+    shard.peers.close();
+    peer_server.await;
+}
+
+async fn accept_loop(shard: Rc<Shard>, listener: glommio::net::TcpListener) {
+    let shutdown = &shard.shared.shutdown;
+    loop {
+        let accepted = futures_lite::future::or(async { Some(listener.accept().await) }, async {
+            shutdown.wait().await;
+            None
+        })
+        .await;
+        match accepted {
+            None => break,
+            Some(Ok(stream)) => {
+                let task = shard
+                    .clone()
+                    .spawn_main("connection", connection::serve(shard.clone(), stream));
+                task.detach();
+            }
+            Some(Err(err)) => {
+                // EMFILE and friends: back off briefly instead of spinning.
+                warn!("shard {}: accept failed: {err}", shard.id);
+                glommio::timer::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+}
+
+async fn maintenance_loop(shard: Rc<Shard>) {
+    let sweep_keys = shard.shared.config.expire_sweep_keys;
+    let mut last_tick = Instant::now();
+    loop {
+        glommio::timer::sleep(EXPIRE_SWEEP_PERIOD).await;
+        let now = crate::shard::unix_time_ms();
+        // Bounded work per step; continue while a step fills its budget and the quota allows.
+        loop {
+            let removed = shard.db.borrow_mut().sweep_expired(now, sweep_keys);
+            if removed < sweep_keys {
+                break;
+            }
+            glommio::yield_if_needed().await;
+        }
+        if last_tick.elapsed() >= Duration::from_secs(1) {
+            last_tick = Instant::now();
+            crate::stats::collect(&shard);
+            shardline_metrics::maintenance_tick();
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! One shard: a pinned glommio executor with its own keyspace, listener, TLS acceptor, login
+//! gate and metrics — Seastar's `sharded<T>`: one service object per shard, explicit hops to
+//! the owner shard ([`crate::forward`]).
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use glommio::{Latency, Shares, Task, TaskQueueHandle};
+use openssl::ssl::SslAcceptor;
+use shardline_auth::{LoginGate, Verifier};
+use shardline_metrics::ShardMetrics;
+
+use crate::forward::{await_reply, Peers, ShardJob};
+use crate::keyspace::slot::owner_shard;
+use crate::keyspace::Db;
+use crate::resp::Frame;
+use crate::server::Shared;
+
+/// The three task queues of a shard (glommio scheduling groups, DESIGN.md §2).
+#[derive(Debug, Clone, Copy)]
+pub struct TaskQueues {
+    /// Command work and connections; 1000 shares.
+    pub main: TaskQueueHandle,
+    /// Password hashing in `--hash-mode yield`; `--auth-shares` shares, so a login storm cannot
+    /// starve queries.
+    pub auth: TaskQueueHandle,
+    /// Expiry sweep and metric collection; 50 shares.
+    pub maintenance: TaskQueueHandle,
+}
+
+impl TaskQueues {
+    /// Creates the queues on the current executor.
+    pub fn create(auth_shares: usize) -> Self {
+        let ex = glommio::executor();
+        Self {
+            main: ex.create_task_queue(Shares::Static(1000), Latency::NotImportant, "main"),
+            auth: ex.create_task_queue(
+                Shares::Static(auth_shares.max(1)),
+                Latency::NotImportant,
+                "auth",
+            ),
+            maintenance: ex.create_task_queue(
+                Shares::Static(50),
+                Latency::NotImportant,
+                "maintenance",
+            ),
+        }
+    }
+}
+
+/// Per-shard counters shown by INFO (Prometheus has its own, in [`ShardMetrics`]).
+#[derive(Debug, Default)]
+pub struct InfoCounters {
+    /// Connections accepted since start.
+    pub connections_received: Cell<u64>,
+    /// Connections open now.
+    pub connected_clients: Cell<u64>,
+    /// Commands executed on behalf of this shard's connections.
+    pub commands_processed: Cell<u64>,
+    /// Connections refused or shed (login queue timeout, handshake failure).
+    pub rejected_connections: Cell<u64>,
+}
+
+/// Everything one shard owns. Lives in an `Rc` on its executor; never crosses threads.
+pub struct Shard {
+    /// This shard's index, 0-based; also its peer id in the channel mesh.
+    pub id: usize,
+    /// Number of shards in the process.
+    pub nr_shards: usize,
+    /// Process-wide configuration and state.
+    pub shared: Arc<Shared>,
+    /// The slice of the keyspace this shard owns.
+    pub db: RefCell<Db>,
+    /// Senders to every other shard.
+    pub peers: Peers,
+    /// This shard's TLS acceptor; `None` with `--tls off`.
+    pub acceptor: Option<SslAcceptor>,
+    /// Password verification with the configured `--hash-mode`.
+    pub verifier: Verifier,
+    /// At most `--max-concurrent-logins` connections in handshake or hashing at once.
+    pub login_gate: LoginGate,
+    /// This shard's Prometheus handles.
+    pub metrics: ShardMetrics,
+    /// Task queues of this executor.
+    pub queues: TaskQueues,
+    /// Counters for INFO.
+    pub info: InfoCounters,
+}
+
+impl Shard {
+    /// Spawns `fut`, instrumented for stall accounting, into the `main` task queue; `what`
+    /// names the task in stall reports until it sets its own activity.
+    pub fn spawn_main<T: 'static>(
+        self: Rc<Self>,
+        what: &'static str,
+        fut: impl Future<Output = T> + 'static,
+    ) -> Task<T> {
+        spawn_into("main", self.queues.main, what, fut)
+    }
+
+    /// Spawns `fut`, instrumented, into the `auth` task queue.
+    pub fn spawn_auth<T: 'static>(&self, fut: impl Future<Output = T> + 'static) -> Task<T> {
+        spawn_into("auth", self.queues.auth, "auth-hash", fut)
+    }
+
+    /// Spawns `fut`, instrumented, into the `maintenance` task queue.
+    pub fn spawn_maintenance<T: 'static>(
+        &self,
+        what: &'static str,
+        fut: impl Future<Output = T> + 'static,
+    ) -> Task<T> {
+        spawn_into("maintenance", self.queues.maintenance, what, fut)
+    }
+
+    /// The owner shard of `key`.
+    pub fn owner_of(&self, key: &[u8]) -> usize {
+        owner_shard(key, self.nr_shards)
+    }
+
+    /// Executes one keyspace command on this shard's own keyspace.
+    pub fn execute_local(&self, args: &[Bytes]) -> Frame {
+        crate::cmd::execute(&mut self.db.borrow_mut(), args, unix_time_ms())
+    }
+
+    /// Runs `job` on shard `owner` — here if it is this shard, else after a hop — and returns
+    /// its reply.
+    pub async fn run_on(&self, owner: usize, job: ShardJob) -> Frame {
+        if owner == self.id {
+            job(self)
+        } else {
+            await_reply(self.peers.submit_to(owner, job).await).await
+        }
+    }
+
+    /// Runs `make_job(shard)`'s job on every shard and returns the replies in shard order.
+    pub async fn run_on_all(&self, make_job: impl Fn() -> ShardJob) -> Vec<Frame> {
+        let mut pending = Vec::with_capacity(self.nr_shards);
+        for owner in 0..self.nr_shards {
+            if owner != self.id {
+                pending.push((owner, Some(self.peers.submit_to(owner, make_job()).await)));
+            } else {
+                pending.push((owner, None));
+            }
+        }
+        let mut replies = Vec::with_capacity(self.nr_shards);
+        for (owner, receiver) in pending {
+            replies.push(match receiver {
+                Some(receiver) => await_reply(receiver).await,
+                None => {
+                    debug_assert_eq!(owner, self.id);
+                    make_job()(self)
+                }
+            });
+        }
+        replies
+    }
+}
+
+fn spawn_into<T: 'static>(
+    queue: &'static str,
+    handle: TaskQueueHandle,
+    what: &'static str,
+    fut: impl Future<Output = T> + 'static,
+) -> Task<T> {
+    let fut = shardline_metrics::instrument(queue, fut)
+        .with_activity(shardline_metrics::Activity::Other(what));
+    match glommio::spawn_local_into(fut, handle) {
+        Ok(task) => task,
+        // Only possible for a handle of another executor: a programming error.
+        Err(err) => panic!("task queue {queue} does not belong to this executor: {err}"),
+    }
+}
+
+/// Milliseconds since the Unix epoch (Redis expiry times are absolute Unix ms).
+pub fn unix_time_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// How often the expiry sweep runs on each shard.
+pub const EXPIRE_SWEEP_PERIOD: Duration = Duration::from_millis(100);

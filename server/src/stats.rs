@@ -1,0 +1,24 @@
+//! Once a second, per shard: read glommio's executor and task-queue statistics (the getters
+//! reset what they read, so this is the only reader) and add the deltas to Prometheus.
+
+use crate::shard::Shard;
+
+/// Reads this shard's executor and queue statistics and exports them.
+pub fn collect(shard: &Shard) {
+    let ex = glommio::executor();
+    shard.metrics.record_executor_stats(&ex.executor_stats());
+    for (group, handle) in [
+        ("main", shard.queues.main),
+        ("auth", shard.queues.auth),
+        ("maintenance", shard.queues.maintenance),
+    ] {
+        if let Ok(stats) = ex.task_queue_stats(handle) {
+            shard.metrics.record_task_queue_stats(group, &stats);
+        }
+    }
+    if let Some(pool) = &shard.shared.offload {
+        shard
+            .metrics
+            .set_password_hash_offload_queue_depth(pool.queue_depth());
+    }
+}

@@ -1,0 +1,165 @@
+"""redis-py over TLS against the real server: exact replies, RESP2 and RESP3."""
+
+import socket
+import ssl
+
+import pytest
+import redis
+
+
+def shard_of(client):
+    return int(client.client_info()["shard"])
+
+
+def clients_on_each_shard(server, shards=2, attempts=64):
+    """Opens connections until one lands on every shard (SO_REUSEPORT spreads them)."""
+    found = {}
+    for _ in range(attempts):
+        c = server.client()
+        found.setdefault(shard_of(c), c)
+        if len(found) == shards:
+            return [found[i] for i in range(shards)]
+    pytest.fail(f"connections reached only shards {sorted(found)}")
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_basic_commands_exact_replies(server, protocol):
+    r = server.client(protocol=protocol)
+    assert r.ping() is True
+    assert r.set("k", "v") is True
+    assert r.get("k") == "v"
+    assert r.set("k", "w", get=True) == "v"
+    assert r.set("k", "x", nx=True) is None
+    assert r.incrby("counter", 5) == 5
+    assert r.rpush("l", "a", "b", "c") == 3
+    assert r.lrange("l", 0, -1) == ["a", "b", "c"]
+    assert r.lpop("l", 2) == ["a", "b"]
+    assert r.lpop("nolist") is None
+    assert r.hset("h", mapping={"a": "1", "b": "2"}) == 2
+    assert r.hgetall("h") == {"a": "1", "b": "2"}
+    assert r.sadd("s", "x", "y") == 2
+    assert r.smembers("s") == {"x", "y"}
+    assert r.expire("k", 100) is True
+    assert 99 <= r.ttl("k") <= 100
+    assert r.pttl("missing") == -2
+    assert r.type("h") == "hash"
+    assert r.mset({"m1": "1", "m2": "2", "m3": "3"}) is True
+    assert r.mget("m1", "nope", "m3") == ["1", None, "3"]
+    assert r.delete("m1", "m2", "m3", "nope") == 3
+    with pytest.raises(redis.ResponseError, match="^WRONGTYPE Operation against a key holding the wrong kind of value$"):
+        r.get("h")
+
+
+def test_hello_3_returns_a_map(server):
+    r = server.client(protocol=3)
+    hello = r.execute_command("HELLO", "3")
+    assert hello["proto"] == 3
+    assert hello["server"] == "redis"
+    assert hello["mode"] == "standalone"
+    assert hello["role"] == "master"
+    assert hello["modules"] == []
+    assert hello["id"] == r.client_id()
+
+
+def test_hello_auth_and_errors(server):
+    raw = server.client(username=None, password=None)
+    with pytest.raises(redis.AuthenticationError):
+        raw.get("k")
+    with pytest.raises(redis.ResponseError, match="NOPROTO unsupported protocol version"):
+        raw.execute_command("HELLO", "4")
+    with pytest.raises(redis.ResponseError, match="Protocol version is not an integer or out of range"):
+        raw.execute_command("HELLO", "x")
+    hello = raw.execute_command("HELLO", "2", "AUTH", "default", server.password, "SETNAME", "me")
+    assert hello[hello.index("proto") + 1] == 2
+    assert raw.client_getname() == "me"
+
+
+def test_pipeline_of_many_commands_keeps_order(server):
+    r = server.client()
+    pipe = r.pipeline(transaction=False)
+    for i in range(500):
+        pipe.set(f"p:{i}", i)
+        pipe.get(f"p:{i}")
+        pipe.incr("p:counter")
+    replies = pipe.execute()
+    assert replies[0::3] == [True] * 500
+    assert replies[1::3] == [str(i) for i in range(500)]
+    assert replies[2::3] == list(range(1, 501))
+
+
+def test_keys_written_on_one_shard_are_read_on_the_other(server):
+    a, b = clients_on_each_shard(server)
+    assert shard_of(a) == 0 and shard_of(b) == 1
+    for i in range(200):
+        a.set(f"x:{i}", f"from-a-{i}")
+        b.set(f"y:{i}", f"from-b-{i}")
+    assert b.mget([f"x:{i}" for i in range(200)]) == [f"from-a-{i}" for i in range(200)]
+    assert a.mget([f"y:{i}" for i in range(200)]) == [f"from-b-{i}" for i in range(200)]
+    assert a.dbsize() == 400
+    assert b.delete(*[f"x:{i}" for i in range(200)]) == 200
+    assert a.dbsize() == 200
+
+
+def test_large_value_round_trips(server):
+    r = server.client(decode_responses=False)
+    value = bytes(range(256)) * 4096  # 1 MiB, every byte value
+    assert r.set(b"big", value) is True
+    assert r.get(b"big") == value
+    assert r.strlen(b"big") == len(value)
+
+
+def test_malformed_input_closes_only_that_connection(server):
+    good = server.client()
+    good.set("survivor", "yes")
+    ctx = ssl.create_default_context(cafile=server.cert)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        with ctx.wrap_socket(sock, server_hostname="localhost") as tls:
+            tls.sendall(b"*1\r\n$abc\r\n")
+            reply = tls.recv(1024)
+            assert reply == b"-ERR Protocol error: invalid bulk length\r\n"
+            assert tls.recv(1024) == b""  # closed (after close_notify)
+    assert good.get("survivor") == "yes"
+
+
+def test_unauthenticated_request_limits(server):
+    ctx = ssl.create_default_context(cafile=server.cert)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        with ctx.wrap_socket(sock, server_hostname="localhost") as tls:
+            tls.sendall(b"*11\r\n")
+            assert tls.recv(1024) == b"-ERR Protocol error: unauthenticated multibulk length\r\n"
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        with ctx.wrap_socket(sock, server_hostname="localhost") as tls:
+            tls.sendall(b"*2\r\n$4\r\nAUTH\r\n$16385\r\n")
+            assert tls.recv(1024) == b"-ERR Protocol error: unauthenticated bulk length\r\n"
+
+
+def test_inline_ping_and_quit(server):
+    ctx = ssl.create_default_context(cafile=server.cert)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        with ctx.wrap_socket(sock, server_hostname="localhost") as tls:
+            tls.sendall(f"AUTH {server.password}\r\nPING\r\nQUIT\r\n".encode())
+            data = b""
+            while True:
+                chunk = tls.recv(1024)
+                if not chunk:
+                    break
+                data += chunk
+            assert data == b"+OK\r\n+PONG\r\n+OK\r\n"
+
+
+def test_reset_deauthenticates(server):
+    r = server.client(single_connection_client=True)
+    assert r.set("k", "v") is True
+    assert r.execute_command("RESET") == "RESET"
+    with pytest.raises(redis.AuthenticationError):
+        r.get("k")
+
+
+def test_client_setinfo_and_info(server):
+    r = server.client(single_connection_client=True)
+    assert r.client_setname("worker-1") is True
+    assert r.execute_command("CLIENT", "SETINFO", "LIB-NAME", "mylib") == "OK"
+    info = r.client_info()
+    assert info["name"] == "worker-1"
+    assert info["lib-name"] == "mylib"
+    assert info["user"] == "default"

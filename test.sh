@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every test of the workspace on a fresh Debian machine: installs the tools the tests use
+# when they are missing (redis-tools, prometheus for promtool, redis-py, pytest), then
+# formatting and lint checks, the Rust unit and integration tests, the redis-py tests and the
+# benchmark smoke run.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+command -v redis-cli >/dev/null || missing+=(redis-tools)
+command -v redis-server >/dev/null || missing+=(redis-server)
+command -v promtool >/dev/null || missing+=(prometheus)
+command -v mkpasswd >/dev/null || missing+=(whois)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+[ -e /usr/include/openssl/ssl.h ] || missing+=(libssl-dev)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "test.sh: installing ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# The Debian redis-server package may start a server on 6379; the tests never use it.
+python3 -c 'import redis, pytest' 2>/dev/null || python3 -m pip install -q 'redis>=5,<6' 'pytest>=7'
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo build --workspace --locked
+cargo test --workspace --locked
+SHARDLINE_BIN="$PWD/target/debug/shardline" python3 -m pytest -q server/tests/py
