@@ -132,19 +132,23 @@ pub struct Verified {
 
 /// Verifies credentials on one shard. Not `Send`: build one per executor.
 pub struct Verifier {
-    mode: HashMode,
+    strategy: Strategy,
     max_password_bytes: usize,
-    yield_every_rounds: u32,
-    offload: Option<OffloadPool>,
     cache: Option<RefCell<CredentialsCache>>,
+}
+
+/// The mode with what it needs, so offload without a pool cannot be represented.
+enum Strategy {
+    Inline,
+    Yield { every_rounds: u32 },
+    Offload(OffloadPool),
 }
 
 impl fmt::Debug for Verifier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Verifier")
-            .field("mode", &self.mode)
+            .field("mode", &self.mode())
             .field("max_password_bytes", &self.max_password_bytes)
-            .field("yield_every_rounds", &self.yield_every_rounds)
             .finish_non_exhaustive()
     }
 }
@@ -155,21 +159,28 @@ impl Verifier {
     /// # Errors
     /// [`VerifierConfigError::MissingOffloadPool`] for offload mode without a pool.
     pub fn new(config: VerifierConfig) -> Result<Verifier, VerifierConfigError> {
-        if config.mode == HashMode::Offload && config.offload.is_none() {
-            return Err(VerifierConfigError::MissingOffloadPool);
-        }
+        let strategy = match (config.mode, config.offload) {
+            (HashMode::Inline, _) => Strategy::Inline,
+            (HashMode::Yield, _) => Strategy::Yield {
+                every_rounds: config.yield_every_rounds.max(1),
+            },
+            (HashMode::Offload, Some(pool)) => Strategy::Offload(pool),
+            (HashMode::Offload, None) => return Err(VerifierConfigError::MissingOffloadPool),
+        };
         Ok(Verifier {
-            mode: config.mode,
+            strategy,
             max_password_bytes: config.max_password_bytes,
-            yield_every_rounds: config.yield_every_rounds.max(1),
-            offload: config.offload,
             cache: CredentialsCache::new(&config.cache).map(RefCell::new),
         })
     }
 
     /// The strategy.
     pub fn mode(&self) -> HashMode {
-        self.mode
+        match self.strategy {
+            Strategy::Inline => HashMode::Inline,
+            Strategy::Yield { .. } => HashMode::Yield,
+            Strategy::Offload(_) => HashMode::Offload,
+        }
     }
 
     /// Credentials-cache (hits, misses), or `None` when the cache is off.
@@ -207,7 +218,7 @@ impl Verifier {
             user_known,
             cache_hit: false,
             hash_micros: 0,
-            mode: self.mode,
+            mode: self.mode(),
         };
 
         if let (Some(cache), true) = (&self.cache, user_known) {
@@ -222,14 +233,15 @@ impl Verifier {
         }
 
         let start = Instant::now();
-        let matched = match (self.mode, &self.offload) {
-            (HashMode::Inline, _) => hash.verify(password),
-            (HashMode::Yield, _) => self.verify_yielding(hash, password).await,
-            (HashMode::Offload, Some(pool)) => {
+        let matched = match &self.strategy {
+            Strategy::Inline => hash.verify(password),
+            Strategy::Yield { every_rounds } => {
+                verify_yielding(hash, password, *every_rounds).await
+            }
+            Strategy::Offload(pool) => {
                 let (hash, password) = (hash.clone(), Zeroizing::new(password.to_vec()));
                 pool.submit(move || hash.verify(&password))?.await?
             }
-            (HashMode::Offload, None) => unreachable!("checked in Verifier::new"),
         };
         verified.hash_micros = duration_micros(start.elapsed());
         verified.accepted = matched && user_known;
@@ -241,14 +253,15 @@ impl Verifier {
         }
         Ok(verified)
     }
+}
 
-    async fn verify_yielding(&self, hash: &PasswordHash, password: &[u8]) -> bool {
-        let mut state = hash.start(password);
-        while !state.run_rounds(self.yield_every_rounds) {
-            glommio::yield_if_needed().await;
-        }
-        hash.matches(&state.finish())
+/// Runs the rounds `every_rounds` at a time, checking `need_preempt` in between.
+async fn verify_yielding(hash: &PasswordHash, password: &[u8], every_rounds: u32) -> bool {
+    let mut state = hash.start(password);
+    while !state.run_rounds(every_rounds) {
+        glommio::yield_if_needed().await;
     }
+    hash.matches(&state.finish())
 }
 
 fn duration_micros(d: Duration) -> u64 {

@@ -35,7 +35,13 @@ impl CryptData {
         // SAFETY: both strings are NUL-terminated; data points to a zeroed buffer larger
         // than struct crypt_data; the result points into that buffer and is copied out
         // before the buffer is used again.
-        let out = unsafe { crypt_r(phrase.as_ptr(), setting.as_ptr(), self.0.as_mut_ptr().cast()) };
+        let out = unsafe {
+            crypt_r(
+                phrase.as_ptr(),
+                setting.as_ptr(),
+                self.0.as_mut_ptr().cast(),
+            )
+        };
         if out.is_null() {
             return None;
         }
@@ -48,16 +54,26 @@ impl CryptData {
 fn hash_verify(c: &mut Criterion) {
     let phrase = CString::new(PASSWORD).expect("no NUL");
     let mut data = CryptData::new();
-    let stored = data.crypt(&phrase, &CString::new(HASH).expect("no NUL")).expect("libxcrypt hashes");
+    let stored = data
+        .crypt(&phrase, &CString::new(HASH).expect("no NUL"))
+        .expect("libxcrypt hashes");
     let stored_c = CString::new(stored.clone()).expect("no NUL");
     let ours = PasswordHash::parse(&stored).expect("parses");
     assert!(ours.verify(PASSWORD.as_bytes()));
     assert!(sha_crypt::sha512_check(PASSWORD, &stored).is_ok());
 
     let mut g = c.benchmark_group("verify_sha512crypt_5000");
-    g.bench_function("shardline", |b| b.iter(|| assert!(black_box(&ours).verify(black_box(PASSWORD.as_bytes())))));
+    g.bench_function("shardline", |b| {
+        b.iter(|| assert!(black_box(&ours).verify(black_box(PASSWORD.as_bytes()))))
+    });
     g.bench_function("libxcrypt_crypt_r", |b| {
-        b.iter(|| assert_eq!(data.crypt(black_box(&phrase), black_box(&stored_c)).as_deref(), Some(stored.as_str())))
+        b.iter(|| {
+            assert_eq!(
+                data.crypt(black_box(&phrase), black_box(&stored_c))
+                    .as_deref(),
+                Some(stored.as_str())
+            )
+        })
     });
     g.bench_function("rustcrypto_sha_crypt", |b| {
         b.iter(|| assert!(sha_crypt::sha512_check(black_box(PASSWORD), black_box(&stored)).is_ok()))
@@ -72,21 +88,29 @@ fn hash_verify(c: &mut Criterion) {
         .preempt_timer(Duration::from_micros(500))
         .make()
         .expect("executor");
-    let users = Users::parse(Path::new("bench"), &users_text, &UsersLimits::default()).expect("users");
+    let users =
+        Users::parse(Path::new("bench"), &users_text, &UsersLimits::default()).expect("users");
     for (name, mode, every) in [
         ("inline", HashMode::Inline, 1),
         ("yield_every_1", HashMode::Yield, 1),
         ("yield_every_4", HashMode::Yield, 4),
         ("yield_every_16", HashMode::Yield, 16),
     ] {
-        let config = VerifierConfig { mode, yield_every_rounds: every, ..VerifierConfig::default() };
+        let config = VerifierConfig {
+            mode,
+            yield_every_rounds: every,
+            ..VerifierConfig::default()
+        };
         let verifier = Verifier::new(config).expect("config");
         g.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 ex.run(async {
                     let start = Instant::now();
                     for _ in 0..iters {
-                        let v = verifier.verify(&users, b"bench", PASSWORD.as_bytes()).await.expect("verifies");
+                        let v = verifier
+                            .verify(&users, b"bench", PASSWORD.as_bytes())
+                            .await
+                            .expect("verifies");
                         assert!(v.accepted);
                     }
                     start.elapsed()

@@ -140,11 +140,18 @@ mod tests {
 
     #[test]
     fn reads_every_reply_type() {
-        let input: &[u8] = b"+OK\r\n-WRONGPASS x\r\n:7\r\n$3\r\nabc\r\n$-1\r\n*2\r\n:1\r\n$0\r\n\r\n";
+        let input: &[u8] =
+            b"+OK\r\n-WRONGPASS x\r\n:7\r\n$3\r\nabc\r\n$-1\r\n*2\r\n:1\r\n$0\r\n\r\n";
         let mut reader = io::BufReader::new(input);
-        assert_eq!(read_reply(&mut reader).ok(), Some(Reply::Simple("OK".into())));
         assert_eq!(
-            read_reply(&mut reader).ok().as_ref().and_then(Reply::as_error),
+            read_reply(&mut reader).ok(),
+            Some(Reply::Simple("OK".into()))
+        );
+        assert_eq!(
+            read_reply(&mut reader)
+                .ok()
+                .as_ref()
+                .and_then(Reply::as_error),
             Some("WRONGPASS x")
         );
         assert_eq!(read_reply(&mut reader).ok(), Some(Reply::Integer(7)));

@@ -37,6 +37,17 @@ impl Summary {
             runs: values.to_vec(),
         })
     }
+
+    /// Summarises the values of an iterator; NaN median/min/max when there is none.
+    pub fn collect(values: impl Iterator<Item = f64>) -> Summary {
+        let values: Vec<f64> = values.collect();
+        Summary::of(&values).unwrap_or(Summary {
+            median: f64::NAN,
+            min: f64::NAN,
+            max: f64::NAN,
+            runs: values,
+        })
+    }
 }
 
 /// Latency percentiles of one client run, in milliseconds.

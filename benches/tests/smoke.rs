@@ -1,1 +1,124 @@
+//! Runs `shardline-bench --smoke` against the freshly built `shardline` binary so the harness
+//! cannot rot: the Markdown, JSON and SVG outputs must exist and the JSON must hold a headline
+//! row per hash mode with a positive connection rate.
+//!
+//! The binary is `$SHARDLINE_BIN`, else `target/debug/shardline` of this workspace (build it
+//! first: `cargo build -p shardline`; `./test.sh` does). Needs redis-benchmark (redis-tools)
+//! and, for the peer rows, redis-server.
 
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The smoke run is planned for under 40 s; this bound only catches hangs.
+const LIMIT: Duration = Duration::from_secs(150);
+
+fn shardline_bin() -> PathBuf {
+    if let Some(bin) = std::env::var_os("SHARDLINE_BIN") {
+        return PathBuf::from(bin);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    target.join("debug/shardline")
+}
+
+#[test]
+fn smoke_run_writes_tables_json_and_chart() {
+    let shardline = shardline_bin();
+    assert!(
+        shardline.is_file(),
+        "{} is missing: run `cargo build -p shardline` first or set SHARDLINE_BIN",
+        shardline.display()
+    );
+    let out_dir =
+        std::env::temp_dir().join(format!("shardline-bench-smoke-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out_dir);
+
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shardline-bench"))
+        .arg("--smoke")
+        .arg("--out-dir")
+        .arg(&out_dir)
+        .arg("--shardline-bin")
+        .arg(&shardline)
+        .arg("--load-bin")
+        .arg(env!("CARGO_BIN_EXE_shardline-load"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("shardline-bench starts");
+    // Drain both pipes on threads so the child never blocks on a full pipe.
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let out_reader = thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+        s
+    });
+    let err_reader = thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for shardline-bench") {
+            break status;
+        }
+        if started.elapsed() > LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("shardline-bench --smoke ran longer than {LIMIT:?}");
+        }
+        thread::sleep(Duration::from_millis(100));
+    };
+    let stdout = out_reader.join().expect("stdout reader");
+    let stderr = err_reader.join().expect("stderr reader");
+    eprintln!("{stderr}");
+    eprintln!(
+        "shardline-bench --smoke took {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        status.success(),
+        "shardline-bench failed ({status})\n{stdout}"
+    );
+    assert!(
+        stdout.contains("| inline |"),
+        "no table on stdout:\n{stdout}"
+    );
+
+    for file in ["results.json", "chart.svg", "results.md"] {
+        let path = out_dir.join(file);
+        let meta = std::fs::metadata(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(meta.len() > 0, "{} is empty", path.display());
+    }
+    let svg = std::fs::read_to_string(out_dir.join("chart.svg")).expect("chart readable");
+    assert!(svg.starts_with("<svg"), "chart is not SVG");
+
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.join("results.json")).expect("JSON readable"),
+    )
+    .expect("valid JSON");
+    let rows = json["headline"].as_array().expect("headline array");
+    for mode in ["inline", "yield", "offload"] {
+        let row = rows
+            .iter()
+            .find(|r| r["mode"] == mode)
+            .unwrap_or_else(|| panic!("no headline row for {mode}"));
+        let rate = row["conn_per_s_per_shard"]["median"]
+            .as_f64()
+            .unwrap_or(0.0);
+        assert!(rate > 0.0, "{mode}: conn/s per shard is {rate}");
+    }
+    assert!(
+        json["rpc"].as_array().is_some_and(|r| !r.is_empty()),
+        "no RPC rows"
+    );
+    assert!(
+        json["goals"].as_array().is_some_and(|g| g.len() >= 5),
+        "no goals"
+    );
+    let _ = std::fs::remove_dir_all(&out_dir);
+}

@@ -48,8 +48,9 @@ fn redis_cli_commands_return_exact_replies() {
     assert_eq!(cli(&["DEL", "tmp", "{t}a", "{t}b", "missing"]), "3");
     assert_eq!(cli(&["SELECT", "0"]), "OK");
     assert_eq!(cli(&["SELECT", "1"]), "ERR DB index is out of range");
+    let out = server.cli_output(&["NOSUCH", "x"]);
     assert_eq!(
-        cli(&["NOSUCH", "x"]),
+        String::from_utf8_lossy(&out.stdout).trim_end_matches('\n'),
         "ERR unknown command 'NOSUCH', with args beginning with: 'x' "
     );
     assert_eq!(
@@ -61,7 +62,7 @@ fn redis_cli_commands_return_exact_replies() {
     let mut keys: Vec<String> = cli(&["KEYS", "*"]).lines().map(str::to_owned).collect();
     keys.sort();
     assert_eq!(keys, ["c", "greeting", "h", "list", "n", "s"]);
-    assert_eq!(cli(&["CONFIG", "GET", "save"]), "save\n");
+    assert_eq!(cli(&["CONFIG", "GET", "save"]), "save");
     assert_eq!(cli(&["CONFIG", "GET", "appendonly"]), "appendonly\nno");
     let info = cli(&["INFO", "keyspace"]);
     assert!(info.contains("db0:keys=6,expires=0,avg_ttl=0"), "{info}");
@@ -79,10 +80,22 @@ fn scan_visits_every_key_once_across_shards() {
         args.push("v");
     }
     assert_eq!(server.cli(&args), "OK");
-    let out = server.cli(&["--scan", "--count", "37"]);
-    let mut seen: Vec<&str> = out.lines().collect();
+    let mut seen = Vec::new();
+    let mut cursor = "0".to_string();
+    for _ in 0..1000 {
+        let out = server.cli(&["SCAN", &cursor, "COUNT", "37"]);
+        let mut lines = out.lines();
+        cursor = lines.next().expect("cursor").to_string();
+        seen.extend(lines.map(str::to_owned));
+        if cursor == "0" {
+            break;
+        }
+    }
+    assert_eq!(cursor, "0", "scan did not finish");
     seen.sort();
+    let total = seen.len();
     seen.dedup();
+    assert_eq!(total, seen.len(), "a key was returned twice");
     let mut expected: Vec<&str> = names.iter().map(String::as_str).collect();
     expected.sort();
     assert_eq!(seen, expected);
@@ -101,6 +114,7 @@ fn scan_visits_every_key_once_across_shards() {
 #[test]
 fn authentication_is_required_and_wrong_passwords_are_refused() {
     let server = Server::start(&["--smp", "1"]);
+    // (stdout, stderr) of redis-cli without credentials of its own.
     let plain = |args: &[&str]| {
         let out = std::process::Command::new("redis-cli")
             .args(["--tls", "--cacert"])
@@ -109,9 +123,12 @@ fn authentication_is_required_and_wrong_passwords_are_refused() {
             .args(args)
             .output()
             .expect("redis-cli");
-        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+        (
+            String::from_utf8_lossy(&out.stdout).trim_end().to_string(),
+            String::from_utf8_lossy(&out.stderr).trim_end().to_string(),
+        )
     };
-    assert_eq!(plain(&["GET", "k"]), "NOAUTH Authentication required.");
+    assert_eq!(plain(&["GET", "k"]).0, "NOAUTH Authentication required.");
     for user in ["default", "nobody"] {
         let password = if user == "default" {
             "wrong"
@@ -119,8 +136,20 @@ fn authentication_is_required_and_wrong_passwords_are_refused() {
             server.password.as_str()
         };
         assert_eq!(
-            plain(&["--user", user, "--pass", password, "--no-auth-warning", "GET", "k"]),
-            "AUTH failed: WRONGPASS invalid username-password pair or user is disabled.\nNOAUTH Authentication required."
+            plain(&[
+                "--user",
+                user,
+                "--pass",
+                password,
+                "--no-auth-warning",
+                "GET",
+                "k"
+            ]),
+            (
+                "NOAUTH Authentication required.".to_string(),
+                "AUTH failed: WRONGPASS invalid username-password pair or user is disabled."
+                    .to_string()
+            )
         );
     }
     assert_eq!(server.cli(&["AUTH", "a", "b", "c"]), "ERR syntax error");

@@ -37,12 +37,15 @@ fn build() -> Result<(Vec<u8>, Vec<u8>), ErrorStack> {
     serial.rand(63, MsbOption::MAYBE_ZERO, false)?;
     let mut b = X509Builder::new()?;
     b.set_version(2)?;
-    b.set_serial_number(&serial.to_asn1_integer()?)?;
+    let serial = serial.to_asn1_integer()?;
+    b.set_serial_number(&serial)?;
     b.set_subject_name(&name)?;
     b.set_issuer_name(&name)?;
     b.set_pubkey(&key)?;
-    b.set_not_before(&Asn1Time::days_from_now(0)?)?;
-    b.set_not_after(&Asn1Time::days_from_now(30)?)?;
+    let not_before = Asn1Time::days_from_now(0)?;
+    let not_after = Asn1Time::days_from_now(30)?;
+    b.set_not_before(&not_before)?;
+    b.set_not_after(&not_after)?;
     b.append_extension(BasicConstraints::new().critical().ca().build()?)?;
     let san = SubjectAlternativeName::new()
         .dns("localhost")

@@ -54,7 +54,11 @@ impl LoadClient {
         cmd.arg("storm")
             .args(["--concurrency", &concurrency.to_string()])
             .args(["--duration-s", &duration.as_secs_f64().to_string()]);
-        let done = run_to_completion("shardline-load storm", cmd, duration * 2 + Duration::from_secs(30))?;
+        let done = run_to_completion(
+            "shardline-load storm",
+            cmd,
+            duration * 2 + Duration::from_secs(30),
+        )?;
         if !done.status.success() {
             return Err(HarnessError::Process {
                 what: "shardline-load storm".into(),
@@ -106,7 +110,9 @@ impl RunningProbe {
     /// [`HarnessError::Process`] when it fails, [`HarnessError::Parse`] for a bad report.
     pub fn finish(mut self) -> Result<ProbeReport, HarnessError> {
         self.process.close_stdin();
-        let status = self.process.wait(self.max_duration + Duration::from_secs(30))?;
+        let status = self
+            .process
+            .wait(self.max_duration + Duration::from_secs(30))?;
         if !status.success() {
             return Err(HarnessError::Process {
                 what: "shardline-load probe".into(),

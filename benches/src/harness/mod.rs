@@ -1,1 +1,178 @@
-//! Orchestrator of the comparison.
+//! The orchestrator behind `shardline-bench`: starts servers on loopback, drives them with
+//! redis-benchmark and `shardline-load`, scrapes `/metrics` and `/proc` around every run, and
+//! writes Markdown, JSON and SVG.
+//!
+//! One concern per module: processes ([`process`]), certificates ([`certs`]), each server
+//! ([`shardline`], [`redis`], [`server`]), each client ([`redis_benchmark`],
+//! [`load_client`]), each measurement source ([`prom`], [`procstat`]), each table
+//! ([`headline`], [`reconnect`], [`rpc`]), and each output ([`markdown`], [`chart`], JSON via
+//! serde in [`results`]).
+
+pub mod certs;
+pub mod chart;
+pub mod endpoint;
+pub mod error;
+pub mod goals;
+pub mod headline;
+pub mod load_client;
+pub mod markdown;
+pub mod plan;
+pub mod process;
+pub mod procstat;
+pub mod prom;
+pub mod reconnect;
+pub mod redis;
+pub mod redis_benchmark;
+pub mod results;
+pub mod rpc;
+pub mod server;
+pub mod session;
+pub mod shardline;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use error::{HarnessError, IoContext};
+use plan::Plan;
+use results::{Machine, Results};
+use session::{Session, Tools};
+
+/// Where a comparison's outputs went.
+#[derive(Debug, Clone)]
+pub struct Outputs {
+    /// The results as JSON.
+    pub json: PathBuf,
+    /// The chart.
+    pub svg: PathBuf,
+    /// The Markdown tables (also printed on stdout).
+    pub markdown: PathBuf,
+}
+
+fn machine(redis_server: Option<&Path>) -> Machine {
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    Machine {
+        cpus: cpuinfo
+            .lines()
+            .filter(|l| l.starts_with("processor"))
+            .count(),
+        cpu_model: cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_owned())
+            .unwrap_or_default(),
+        kernel: fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_default(),
+        redis_version: redis_server.and_then(|bin| {
+            let out = Command::new(bin).arg("--version").output().ok()?;
+            Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        }),
+    }
+}
+
+/// Other work on the server CPUs above this many cores during a run is reported.
+const DISTURBANCE_CORES: f64 = 0.05;
+
+/// A note when other processes used the server's CPUs during some runs.
+fn disturbance_note(
+    headline: &[results::HeadlineRow],
+    reconnect: &[results::ReconnectRow],
+    rpc: &[results::RpcRow],
+) -> Option<String> {
+    let all: Vec<f64> = headline
+        .iter()
+        .flat_map(|r| r.runs.iter().map(|x| x.others_on_server_cpus))
+        .chain(
+            reconnect
+                .iter()
+                .flat_map(|r| r.runs.iter().map(|x| x.others_on_server_cpus)),
+        )
+        .chain(
+            rpc.iter()
+                .flat_map(|r| r.runs.iter().map(|x| x.others_on_server_cpus)),
+        )
+        .flatten()
+        .collect();
+    let disturbed: Vec<f64> = all
+        .iter()
+        .copied()
+        .filter(|v| *v > DISTURBANCE_CORES)
+        .collect();
+    let worst = disturbed.iter().copied().fold(0.0, f64::max);
+    (!disturbed.is_empty()).then(|| {
+        format!(
+            "{} of {} runs had other processes using more than {DISTURBANCE_CORES} core of the \
+             server CPU(s) (worst {worst:.2}); see `others_on_server_cpus` in the JSON",
+            disturbed.len(),
+            all.len()
+        )
+    })
+}
+
+/// Runs the whole comparison described by `plan` and writes `results.json`, `chart.svg` and
+/// `results.md` into `out_dir` (scratch files go to `out_dir/work`). Parts that fail are
+/// recorded in [`Results::notes`] (a headline mode that failed has no row: callers compare
+/// `headline.len()` with `plan.modes.len()`).
+///
+/// # Errors
+/// Set-up failures or unwritable outputs.
+pub fn run(
+    plan: Plan,
+    tools: Tools,
+    out_dir: &Path,
+    command: String,
+) -> Result<(Results, Outputs), HarnessError> {
+    fs::create_dir_all(out_dir).context(|| format!("creating {}", out_dir.display()))?;
+    let session = Session::prepare(plan, tools, &out_dir.join("work"))?;
+    let mut notes = Vec::new();
+    let mut headline = Vec::new();
+    for &mode in &session.plan.modes {
+        session.progress(&format!("login storm, --hash-mode {mode}"));
+        match headline::run(&session, mode) {
+            Ok(row) => headline.push(row),
+            Err(err) => notes.push(format!("headline mode {mode} failed: {err}")),
+        }
+    }
+    session.progress("TLS reconnect rate, shardline vs redis-server");
+    let reconnect = reconnect::run(&session, &mut notes);
+    session.progress("RPC table (persistent, pipelined)");
+    let rpc = rpc::run(&session, &mut notes);
+    notes.extend(disturbance_note(&headline, &reconnect, &rpc));
+    let goals = goals::evaluate(
+        &headline,
+        &reconnect,
+        &rpc,
+        &reconnect::cached_label(&session),
+    );
+    let results = Results {
+        finished_unix_s: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        machine: machine(session.tools.redis_server.as_deref()),
+        plan: session.plan.clone(),
+        command,
+        headline,
+        reconnect,
+        rpc,
+        goals,
+        notes,
+    };
+    let outputs = Outputs {
+        json: out_dir.join("results.json"),
+        svg: out_dir.join("chart.svg"),
+        markdown: out_dir.join("results.md"),
+    };
+    let json = serde_json::to_string_pretty(&results).map_err(|e| HarnessError::Parse {
+        what: "results (encoding JSON)".into(),
+        detail: e.to_string(),
+    })?;
+    fs::write(&outputs.json, json).context(|| format!("writing {}", outputs.json.display()))?;
+    fs::write(&outputs.markdown, markdown::render(&results))
+        .context(|| format!("writing {}", outputs.markdown.display()))?;
+    chart::write(&results.headline, &outputs.svg)?;
+    Ok((results, outputs))
+}

@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use procfs::process::Process;
+use procfs::{CurrentSI, KernelStats};
 use serde::{Deserialize, Serialize};
 
 use super::error::HarnessError;
@@ -95,6 +96,99 @@ pub fn delta(before: &CpuSample, after: &CpuSample) -> CpuDelta {
     }
 }
 
+/// Busy clock ticks of every CPU (user, nice, system, irq, softirq, steal) from `/proc/stat`.
+fn cpu_busy_ticks() -> Option<Vec<u64>> {
+    let stats = KernelStats::current().ok()?;
+    Some(
+        stats
+            .cpu_time
+            .iter()
+            .map(|t| {
+                t.user
+                    + t.nice
+                    + t.system
+                    + t.irq.unwrap_or(0)
+                    + t.softirq.unwrap_or(0)
+                    + t.steal.unwrap_or(0)
+            })
+            .collect(),
+    )
+}
+
+/// Parses a `taskset -c` CPU list such as `0`, `0-1` or `0,2-3`.
+pub fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(part.parse().ok()?),
+        }
+    }
+    (!cpus.is_empty()).then_some(cpus)
+}
+
+/// Measures a server process over a run, and how busy its CPUs were with *other* work
+/// (other processes on the machine disturb the figures; this makes that visible).
+pub struct Meter {
+    pid: u32,
+    cpus: Option<Vec<usize>>,
+    process: CpuSample,
+    system: Option<Vec<u64>>,
+}
+
+/// What a [`Meter`] measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metered {
+    /// The server process.
+    pub process: CpuDelta,
+    /// CPU time (in cores) that other work used on the server's CPUs during the run; `None`
+    /// when the server is not pinned.
+    pub others_on_server_cpus: Option<f64>,
+}
+
+impl Meter {
+    /// Starts measuring process `pid`, pinned to `cpus` (a `taskset -c` list) if any.
+    ///
+    /// # Errors
+    /// As [`sample`].
+    pub fn start(pid: u32, cpus: Option<&str>) -> Result<Meter, HarnessError> {
+        Ok(Meter {
+            pid,
+            cpus: cpus.and_then(parse_cpu_list),
+            system: cpu_busy_ticks(),
+            process: sample(pid)?,
+        })
+    }
+
+    /// Ends the measurement.
+    ///
+    /// # Errors
+    /// As [`sample`].
+    pub fn stop(self) -> Result<Metered, HarnessError> {
+        let after = sample(self.pid)?;
+        let process = delta(&self.process, &after);
+        let tick = procfs::ticks_per_second().max(1) as f64;
+        let others = match (self.cpus, self.system, cpu_busy_ticks()) {
+            (Some(cpus), Some(before), Some(now)) => {
+                let busy: u64 = cpus
+                    .iter()
+                    .filter_map(|&c| Some(now.get(c)?.saturating_sub(*before.get(c)?)))
+                    .sum();
+                let busy_cores = busy as f64 / tick / process.wall_s.max(1e-9);
+                Some((busy_cores - process.utilisation()).max(0.0))
+            }
+            _ => None,
+        };
+        Ok(Metered {
+            process,
+            others_on_server_cpus: others,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +205,17 @@ mod tests {
         let d = delta(&before, &after);
         assert!(d.wall_s > 0.0);
         assert!(d.user_s >= 0.0 && d.sys_s >= 0.0);
+        let metered = Meter::start(std::process::id(), Some("0"))
+            .and_then(Meter::stop)
+            .expect("own /proc entry");
+        assert!(metered.others_on_server_cpus.is_some());
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0"), Some(vec![0]));
+        assert_eq!(parse_cpu_list("0-2,5"), Some(vec![0, 1, 2, 5]));
+        assert_eq!(parse_cpu_list("x"), None);
+        assert_eq!(parse_cpu_list(""), None);
     }
 }

@@ -34,7 +34,9 @@ fn parse_labels(text: &str) -> Result<Labels, String> {
     let mut labels = Labels::new();
     let mut rest = text.trim_start_matches([',', ' ']);
     while !rest.is_empty() {
-        let eq = rest.find('=').ok_or_else(|| format!("no '=' in {rest:?}"))?;
+        let eq = rest
+            .find('=')
+            .ok_or_else(|| format!("no '=' in {rest:?}"))?;
         let name = rest[..eq].trim().to_owned();
         let after = rest[eq + 1..].trim_start();
         let body = after
@@ -180,6 +182,34 @@ pub fn delta_by(before: &Scrape, after: &Scrape, name: &str, label: &str) -> BTr
         .collect()
 }
 
+/// `after − before` per pair of values of labels `l1` and `l2` (others summed over).
+pub fn delta_by_pair(
+    before: &Scrape,
+    after: &Scrape,
+    name: &str,
+    (l1, l2): (&str, &str),
+) -> BTreeMap<(String, String), f64> {
+    let group = |scrape: &Scrape| {
+        let mut out: BTreeMap<(String, String), f64> = BTreeMap::new();
+        for s in scrape.samples.iter().filter(|s| s.name == name) {
+            let key = (
+                s.labels.get(l1).cloned().unwrap_or_default(),
+                s.labels.get(l2).cloned().unwrap_or_default(),
+            );
+            *out.entry(key).or_insert(0.0) += s.value;
+        }
+        out
+    };
+    let old = group(before);
+    group(after)
+        .into_iter()
+        .map(|(k, v)| {
+            let prev = old.get(&k).copied().unwrap_or(0.0);
+            (k, v - prev)
+        })
+        .collect()
+}
+
 /// `after − before` of the cumulative buckets of histogram `base`.
 pub fn bucket_delta(before: &Scrape, after: &Scrape, base: &str) -> Vec<(f64, f64)> {
     let old = before.buckets(base);
@@ -256,16 +286,20 @@ odd{a="x\"y",b="1"} 1e3
         );
         assert_eq!(qv.get("0"), Some(&0.75));
         assert_eq!(s.sum_where("odd", &[("a", "x\"y")]), 1000.0);
-        assert_eq!(s.sum_where("shardline_password_hash_offload_queue_depth", &[]), 0.0);
+        assert_eq!(
+            s.sum_where("shardline_password_hash_offload_queue_depth", &[]),
+            0.0
+        );
     }
 
     #[test]
     fn deltas_and_quantiles() {
         let before = Scrape::parse(TEXT).expect("valid text");
-        let after = Scrape::parse(&TEXT.replace("le=\"0.002\"} 6", "le=\"0.002\"} 16").replace(
-            "le=\"+Inf\"} 6",
-            "le=\"+Inf\"} 16",
-        ))
+        let after = Scrape::parse(
+            &TEXT
+                .replace("le=\"0.002\"} 6", "le=\"0.002\"} 16")
+                .replace("le=\"+Inf\"} 6", "le=\"+Inf\"} 16"),
+        )
         .expect("valid text");
         let d = bucket_delta(&before, &after, "shardline_reactor_stalls");
         assert_eq!(d, vec![(0.001, 0.0), (0.002, 10.0), (f64::INFINITY, 10.0)]);

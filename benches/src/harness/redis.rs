@@ -36,7 +36,8 @@ pub struct RedisOptions {
 /// # Errors
 /// [`HarnessError::Io`] when no port can be bound.
 pub fn free_port() -> Result<u16, HarnessError> {
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context(|| "binding port 0".into())?;
+    let listener =
+        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context(|| "binding port 0".into())?;
     Ok(listener
         .local_addr()
         .context(|| "reading a bound address".into())?
@@ -74,7 +75,14 @@ impl RedisServer {
         let port = free_port()?;
         let mut cmd = pinned_command(&opts.bin, opts.cpus.as_deref());
         cmd.args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .args(["--daemonize", "no", "--logfile", "", "--protected-mode", "yes"])
+            .args([
+                "--daemonize",
+                "no",
+                "--logfile",
+                "",
+                "--protected-mode",
+                "yes",
+            ])
             .arg("--dir")
             .arg(&opts.dir)
             .args(["--user", &opts.user, "on", &format!(">{}", opts.password)])

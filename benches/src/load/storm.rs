@@ -102,7 +102,10 @@ pub fn run(
             "storm needs concurrency > 0 and a command".into(),
         ));
     }
-    let mut request = connector.auth_request().map(<[u8]>::to_vec).unwrap_or_default();
+    let mut request = connector
+        .auth_request()
+        .map(<[u8]>::to_vec)
+        .unwrap_or_default();
     let replies = if request.is_empty() { 1 } else { 2 };
     resp::encode_command(&mut request, &config.command);
     let request: Arc<[u8]> = request.into();
@@ -123,8 +126,7 @@ pub fn run(
                     None => true,
                     Some(max) => started.fetch_add(1, Ordering::Relaxed) < max,
                 };
-                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline && budget_left()
-                {
+                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline && budget_left() {
                     one_request(&connector, &config, &request, replies, deadline, &mut w);
                 }
                 w
@@ -196,7 +198,11 @@ fn one_request(
         Err(err) => w.fail(Stage::Auth, err.to_string()),
         Ok((out, first)) => {
             let done = Instant::now();
-            if let Some(err) = out.first().filter(|_| replies == 2).and_then(|r| r.as_error()) {
+            if let Some(err) = out
+                .first()
+                .filter(|_| replies == 2)
+                .and_then(|r| r.as_error())
+            {
                 w.fail(Stage::Auth, format!("AUTH refused: {err}"));
             } else if let Some(err) = out.last().and_then(|r| r.as_error()) {
                 w.fail(Stage::Command, format!("command refused: {err}"));

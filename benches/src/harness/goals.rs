@@ -1,0 +1,105 @@
+//! The goals of issue 5, evaluated on medians.
+
+use super::reconnect::REDIS_LABEL;
+use super::results::{Goal, HeadlineRow, ReconnectRow, RpcRow};
+use super::rpc::SHARDLINE;
+
+fn goal(name: &str, target: &str, measured: Option<f64>, ok: impl Fn(f64) -> bool) -> Goal {
+    let measured = measured.filter(|v| v.is_finite());
+    Goal {
+        name: name.to_owned(),
+        target: target.to_owned(),
+        measured,
+        met: measured.map(ok),
+    }
+}
+
+fn mode<'a>(rows: &'a [HeadlineRow], name: &str) -> Option<&'a HeadlineRow> {
+    rows.iter().find(|r| r.mode == name)
+}
+
+fn rpc<'a>(rows: &'a [RpcRow], tls: bool, command: &str) -> Option<&'a RpcRow> {
+    rows.iter()
+        .find(|r| r.server == SHARDLINE && r.tls == tls && r.command == command)
+}
+
+/// Evaluates every goal that the results allow; unmeasurable ones have `measured: None`.
+pub fn evaluate(
+    headline: &[HeadlineRow],
+    reconnect: &[ReconnectRow],
+    rpc_rows: &[RpcRow],
+    cached_label: &str,
+) -> Vec<Goal> {
+    let inline = mode(headline, "inline");
+    let yielding = mode(headline, "yield");
+    let conn_ratio = inline.zip(yielding).and_then(|(i, y)| {
+        (i.conn_per_s_per_shard.median > 0.0)
+            .then(|| y.conn_per_s_per_shard.median / i.conn_per_s_per_shard.median)
+    });
+    let stall_ratio = inline.zip(yielding).and_then(|(i, y)| {
+        (i.stalls_per_shard.median > 0.0)
+            .then(|| y.stalls_per_shard.median / i.stalls_per_shard.median)
+    });
+    let tls_ratio = |command: &str| {
+        rpc(rpc_rows, true, command)
+            .zip(rpc(rpc_rows, false, command))
+            .and_then(|(on, off)| {
+                (off.req_per_s.median > 0.0).then(|| on.req_per_s.median / off.req_per_s.median)
+            })
+    };
+    let ctxsw = ["GET", "SET"]
+        .iter()
+        .filter_map(|c| rpc(rpc_rows, true, c).map(|r| r.ctxsw_per_req.median))
+        .reduce(f64::max);
+    // Per core = per server CPU-second: on two cores the client (one CPU, doing the other half
+    // of every handshake) can cap the wall-clock rate of both servers alike.
+    let redis = reconnect
+        .iter()
+        .find(|r| r.server == REDIS_LABEL)
+        .map(|r| r.conn_per_server_cpu_s.median);
+    let cached = reconnect
+        .iter()
+        .find(|r| r.server == cached_label)
+        .map(|r| r.conn_per_server_cpu_s.median);
+    let peer_ratio = cached
+        .zip(redis)
+        .and_then(|(c, r)| (r > 0.0).then(|| c / r));
+    vec![
+        goal(
+            "yield conn/s ÷ inline conn/s",
+            "≥ 0.97",
+            conn_ratio,
+            |v| v >= 0.97,
+        ),
+        goal(
+            "yield stalls ÷ inline stalls",
+            "≤ 0.01",
+            stall_ratio,
+            |v| v <= 0.01,
+        ),
+        goal(
+            "TLS-on ÷ TLS-off throughput, GET (persistent, pipelined)",
+            "≥ 0.85",
+            tls_ratio("GET"),
+            |v| v >= 0.85,
+        ),
+        goal(
+            "TLS-on ÷ TLS-off throughput, SET (persistent, pipelined)",
+            "≥ 0.85",
+            tls_ratio("SET"),
+            |v| v >= 0.85,
+        ),
+        goal(
+            "context switches per request (TLS on, worst of GET/SET)",
+            "≤ 0.05",
+            ctxsw,
+            |v| v <= 0.05,
+        ),
+        goal(
+            "TLS reconnects per server CPU-second, shardline with credentials cache ÷ redis-server",
+            "≥ 1.5",
+            peer_ratio,
+            |v| v >= 1.5,
+        ),
+    ]
+}

@@ -1,0 +1,210 @@
+//! The comparison's results: what the JSON file holds and the Markdown and SVG are made from.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::plan::Plan;
+use super::procstat::CpuDelta;
+use super::redis_benchmark::BenchResult;
+use crate::load::probe::ProbeReport;
+use crate::load::storm::StormReport;
+use crate::stats::Summary;
+
+/// Everything one `shardline-bench` invocation measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Results {
+    /// When the comparison finished, seconds since the Unix epoch.
+    pub finished_unix_s: u64,
+    /// The machine it ran on.
+    pub machine: Machine,
+    /// The plan (sizes, counts, pinning).
+    pub plan: Plan,
+    /// The command line that produced these results.
+    pub command: String,
+    /// Headline table, one row per `--hash-mode`.
+    pub headline: Vec<HeadlineRow>,
+    /// TLS reconnect rate (`-k 0`) of shardline with and without the credentials cache and of
+    /// redis-server.
+    pub reconnect: Vec<ReconnectRow>,
+    /// RPC table: persistent pipelined GET/SET, TLS on and off.
+    pub rpc: Vec<RpcRow>,
+    /// Each goal of issue 5 with its measured value.
+    pub goals: Vec<Goal>,
+    /// Parts that could not run and why.
+    pub notes: Vec<String>,
+}
+
+/// The machine.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Machine {
+    /// Online CPUs.
+    pub cpus: usize,
+    /// CPU model name from `/proc/cpuinfo`.
+    pub cpu_model: String,
+    /// Kernel release.
+    pub kernel: String,
+    /// `redis-server --version`, if present.
+    pub redis_version: Option<String>,
+}
+
+/// Per-shard deltas of shardline's metrics over one measured storm.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ShardDelta {
+    /// `shardline_reactor_stalls_count` delta.
+    pub stalls: f64,
+    /// `shardline_scheduler_time_spent_on_task_quota_violations_seconds_total` delta (all
+    /// groups), milliseconds.
+    pub quota_violation_ms: f64,
+    /// Quota-violation milliseconds by task queue (group).
+    pub quota_violation_ms_by_group: BTreeMap<String, f64>,
+    /// `shardline_connections_accepted_total` delta.
+    pub accepted: f64,
+    /// `shardline_tls_handshakes_completed_total` delta.
+    pub tls_handshakes: f64,
+    /// `shardline_logins_total` delta by `result`.
+    pub logins: BTreeMap<String, f64>,
+}
+
+/// One headline run (one fresh server).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct HeadlineRun {
+    /// The redis-benchmark `-k 0` storm.
+    pub storm: BenchResult,
+    /// Storm connections per second divided by the shards.
+    pub conn_per_s_per_shard: f64,
+    /// Metric deltas over the storm, by shard.
+    pub shards: BTreeMap<String, ShardDelta>,
+    /// p50 of `shardline_password_hash_duration_seconds` over the storm, ms.
+    pub hash_p50_ms: Option<f64>,
+    /// p99 of `shardline_password_hash_duration_seconds` over the storm, ms.
+    pub hash_p99_ms: Option<f64>,
+    /// Server CPU over the storm.
+    pub server_cpu: CpuDelta,
+    /// Cores that other processes used on the server's CPUs meanwhile (disturbance).
+    pub others_on_server_cpus: Option<f64>,
+    /// The GET probe that ran during the storm.
+    pub probe: ProbeReport,
+    /// The `shardline-load` cross-check storm (after the redis-benchmark storm).
+    pub own_storm: StormReport,
+}
+
+/// One row of the headline table: medians over runs, with min–max.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HeadlineRow {
+    /// `--hash-mode`.
+    pub mode: String,
+    /// New connections per second per shard, each with TLS handshake + AUTH (redis-benchmark).
+    pub conn_per_s_per_shard: Summary,
+    /// Reactor stalls per shard over the storm.
+    pub stalls_per_shard: Summary,
+    /// Quota-violation milliseconds per shard over the storm.
+    pub quota_violation_ms_per_shard: Summary,
+    /// Client-side login p99 (connect → AUTH reply) from `shardline-load`, ms.
+    pub login_p99_ms: Summary,
+    /// Server-side p99 of one password verification (start → result), ms.
+    pub hash_p99_ms: Option<Summary>,
+    /// The same storm by `shardline-load` (cross-check), connections per second per shard.
+    pub own_conn_per_s_per_shard: Summary,
+    /// GET probe p50 during the storm, ms.
+    pub probe_p50_ms: Summary,
+    /// GET probe p99 during the storm, ms.
+    pub probe_p99_ms: Summary,
+    /// GET probe maximum during the storm, ms.
+    pub probe_max_ms: Summary,
+    /// Server CPU per wall second during the storm (1.0 = one core).
+    pub server_cpu_util: Summary,
+    /// Every run.
+    pub runs: Vec<HeadlineRun>,
+}
+
+/// One reconnect-rate run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ReconnectRun {
+    /// The redis-benchmark `-k 0` result.
+    pub bench: BenchResult,
+    /// Server CPU over it.
+    pub server_cpu: CpuDelta,
+    /// Cores that other processes used on the server's CPUs meanwhile (disturbance).
+    pub others_on_server_cpus: Option<f64>,
+}
+
+/// One row of the reconnect comparison.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReconnectRow {
+    /// Which server and settings.
+    pub server: String,
+    /// CPU cores the server had (shards, or 1 for redis-server).
+    pub cores: usize,
+    /// Reconnects (TLS handshake + AUTH + GET) per second per core.
+    pub conn_per_s_per_core: Summary,
+    /// Reconnects per second of server CPU time (robust when the client is the bottleneck).
+    pub conn_per_server_cpu_s: Summary,
+    /// Server CPU per wall second.
+    pub server_cpu_util: Summary,
+    /// Server user CPU per connection, µs.
+    pub user_us_per_conn: Summary,
+    /// Server system CPU per connection, µs.
+    pub sys_us_per_conn: Summary,
+    /// Server context switches per connection.
+    pub ctxsw_per_conn: Summary,
+    /// redis-benchmark CPU per wall second.
+    pub client_cpu_util: Summary,
+    /// Median conn/s per core relative to redis-server's (wall-clock rate; both can be capped
+    /// by the client when it saturates its CPU).
+    pub ratio_to_redis: Option<f64>,
+    /// Median connections per server CPU-second relative to redis-server's: the rate each
+    /// server would reach on one fully busy core.
+    pub cpu_ratio_to_redis: Option<f64>,
+    /// Every run.
+    pub runs: Vec<ReconnectRun>,
+}
+
+/// One RPC run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RpcRun {
+    /// The redis-benchmark result.
+    pub bench: BenchResult,
+    /// Server CPU and context switches over it.
+    pub server_cpu: CpuDelta,
+    /// Cores that other processes used on the server's CPUs meanwhile (disturbance).
+    pub others_on_server_cpus: Option<f64>,
+}
+
+/// One row of the RPC table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RpcRow {
+    /// Which server.
+    pub server: String,
+    /// TLS on or off.
+    pub tls: bool,
+    /// `GET` or `SET`.
+    pub command: String,
+    /// Requests per second.
+    pub req_per_s: Summary,
+    /// Server user CPU per request, µs.
+    pub user_us_per_req: Summary,
+    /// Server system CPU per request, µs.
+    pub sys_us_per_req: Summary,
+    /// Server context switches (voluntary + involuntary, all threads) per request.
+    pub ctxsw_per_req: Summary,
+    /// Server CPU per wall second.
+    pub server_cpu_util: Summary,
+    /// redis-benchmark CPU per wall second.
+    pub client_cpu_util: Summary,
+    /// Every run.
+    pub runs: Vec<RpcRun>,
+}
+
+/// One goal of the issue.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Goal {
+    /// What is compared.
+    pub name: String,
+    /// The target, e.g. `≥ 0.97`.
+    pub target: String,
+    /// The measured value (same unit as the target), if it could be measured.
+    pub measured: Option<f64>,
+    /// Whether the target is met.
+    pub met: Option<bool>,
+}
