@@ -94,7 +94,6 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
 fn users_limits(config: &ServerConfig) -> UsersLimits {
     UsersLimits {
         max_hash_rounds: config.max_hash_rounds,
-        ..UsersLimits::default()
     }
 }
 

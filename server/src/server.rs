@@ -55,6 +55,7 @@ pub fn run_shards(shared: Arc<Shared>, sockets: Vec<Socket>) -> Result<(), Strin
     let nr_shards = sockets.len();
     let mesh = MeshBuilder::<ShardRequest, _>::full(nr_shards, shared.config.cross_shard_queue);
     let mut handles = Vec::with_capacity(nr_shards);
+    let shared_for_errors = shared.clone();
     for (index, socket) in sockets.into_iter().enumerate() {
         let cpu = shared.cpus[index];
         let shared = shared.clone();
@@ -66,9 +67,29 @@ pub fn run_shards(shared: Arc<Shared>, sockets: Vec<Socket>) -> Result<(), Strin
             // the default RLIMIT_MEMLOCK (8 MiB) suffices.
             .io_memory(64 << 10)
             .ring_depth(1024);
-        let handle = builder
-            .spawn(move || async move { shard_main(index, shared, mesh, socket).await })
-            .map_err(|err| executor_error(index, cpu, &err.to_string()))?;
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+        let handle = std::thread::Builder::new()
+            .name(format!("shard-{index}"))
+            .spawn(move || {
+                let executor = match builder.make() {
+                    Ok(executor) => executor,
+                    Err(err) => {
+                        let _ = ready_tx.send(Err(executor_error(index, cpu, &err.to_string())));
+                        return;
+                    }
+                };
+                let _ = ready_tx.send(Ok(()));
+                executor.run(shard_main(index, shared, mesh, socket));
+            })
+            .map_err(|err| format!("cannot start shard {index}: {err}"))?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(message)) => {
+                shared_for_errors.shutdown.request();
+                return Err(message);
+            }
+            Err(_) => return Err(format!("shard {index} died while starting")),
+        }
         handles.push(handle);
     }
     let mut failed = Vec::new();
@@ -86,7 +107,8 @@ pub fn run_shards(shared: Arc<Shared>, sockets: Vec<Socket>) -> Result<(), Strin
 
 fn executor_error(index: usize, cpu: usize, err: &str) -> String {
     let mut text = format!("cannot start shard {index} on CPU {cpu}: {err}");
-    if err.contains("memlock") || err.contains("Cannot allocate memory") || err.contains("ENOMEM") {
+    let memlock = ["MemLock", "memlock", "Cannot allocate memory", "ENOMEM"];
+    if memlock.iter().any(|needle| err.contains(needle)) {
         text.push_str(
             ". glommio needs at least 512 KiB of locked memory per shard: raise the limit with \
              `ulimit -l 65536` in the shell, `LimitMEMLOCK=64M` in the systemd unit, or \

@@ -222,7 +222,6 @@ where
         if shard.shared.shutdown.is_requested() {
             break CloseReason::Shutdown;
         }
-        shardline_metrics::activity::set(Activity::Other("read"));
         let read = futures_lite::future::or(async { Some(stream.read(&mut chunk).await) }, async {
             shard.shared.shutdown.wait().await;
             None

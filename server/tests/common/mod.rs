@@ -223,3 +223,78 @@ pub fn test_file(name: &str) -> PathBuf {
         .join("tests")
         .join(name)
 }
+
+/// A blocking TLS connection speaking raw RESP, for tests that need exact bytes or a
+/// connection held open across server events.
+pub struct RawClient {
+    stream: openssl::ssl::SslStream<std::net::TcpStream>,
+}
+
+impl RawClient {
+    /// Connects over TLS, trusting the server's generated certificate.
+    pub fn connect(server: &Server) -> RawClient {
+        use openssl::ssl::{SslConnector, SslMethod};
+        let mut builder = SslConnector::builder(SslMethod::tls_client()).expect("connector");
+        builder.set_ca_file(server.cert()).expect("ca");
+        let connector = builder.build();
+        let tcp = std::net::TcpStream::connect(server.addr).expect("connect");
+        tcp.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        let stream = connector.connect("localhost", tcp).expect("TLS handshake");
+        RawClient { stream }
+    }
+
+    /// Sends `args` as one RESP multibulk request.
+    pub fn send(&mut self, args: &[&[u8]]) {
+        use std::io::Write;
+        let mut out = format!("*{}\r\n", args.len()).into_bytes();
+        for arg in args {
+            out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+            out.extend_from_slice(arg);
+            out.extend_from_slice(b"\r\n");
+        }
+        self.stream.write_all(&out).expect("write");
+    }
+
+    /// Sends raw bytes.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        self.stream.write_all(bytes).expect("write");
+    }
+
+    /// Reads until `expected.len()` bytes arrived (or EOF) and returns them.
+    pub fn read_exact_len(&mut self, len: usize) -> Vec<u8> {
+        use std::io::Read;
+        let mut got = vec![0u8; len];
+        let mut filled = 0;
+        while filled < len {
+            match self.stream.read(&mut got[filled..]) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => filled += n,
+            }
+        }
+        got.truncate(filled);
+        got
+    }
+
+    /// Sends a request and asserts the exact reply bytes.
+    pub fn roundtrip(&mut self, args: &[&[u8]], expected: &[u8]) {
+        self.send(args);
+        let got = self.read_exact_len(expected.len());
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(expected),
+            "reply to {:?}",
+            args.iter()
+                .map(|a| String::from_utf8_lossy(a))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    /// Reads to EOF; true when the server closed the connection.
+    pub fn closed_by_server(&mut self) -> bool {
+        use std::io::Read;
+        let mut rest = Vec::new();
+        matches!(self.stream.read_to_end(&mut rest), Ok(_)) && rest.is_empty()
+    }
+}
