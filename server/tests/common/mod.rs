@@ -65,7 +65,9 @@ impl Server {
         }
         let deadline = Instant::now() + START_TIMEOUT;
         let (mut addr, mut metrics_addr, mut password) = (None, None, String::new());
-        while addr.is_none() || metrics_addr.is_none() {
+        // A fresh data dir gets a generated user whose password is printed on stdout.
+        let expect_password = !args.contains(&"--users");
+        while addr.is_none() || metrics_addr.is_none() || (expect_password && password.is_empty()) {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = match rx.recv_timeout(left) {
                 Ok(line) => line,
