@@ -12,6 +12,8 @@
 //!
 //! See `benches/README.md` for the method and the latest figures.
 
+#![warn(missing_docs)]
+
 pub mod harness;
 pub mod load;
 pub mod resp;

@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::error::HarnessError;
 use super::markdown::num;
@@ -42,12 +43,14 @@ where
         .margin(12)
         .x_label_area_size(30)
         .y_label_area_size(60)
-        .build_cartesian_2d((0..n).into_segmented(), 0f64..y_max)
+        // plotters' integer ranges include their end: 0..n-1 gives exactly n slots.
+        .build_cartesian_2d((0..n.saturating_sub(1)).into_segmented(), 0f64..y_max)
         .map_err(chart_err)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .y_desc(y_desc)
+        .y_label_formatter(&|v| num(*v))
         .x_label_formatter(&|v| match v {
             SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
             _ => String::new(),
@@ -93,7 +96,10 @@ where
                     SegmentValue::CenterOf(i),
                     finite(s.max).max(finite(s.median)) + y_max * 0.03,
                 ),
-                ("sans-serif", 14).into_font().color(&BLACK),
+                ("sans-serif", 14)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Center, VPos::Bottom)),
             )
         }))
         .map_err(chart_err)?;
@@ -158,6 +164,8 @@ mod tests {
             probe_p99_ms: s(&[1.0]),
             probe_max_ms: s(&[1.0]),
             server_cpu_util: s(&[1.0]),
+            server_cpu_ms_per_conn: s(&[1.0]),
+            others_on_server_cpus: s(&[0.0]),
             runs: Vec::new(),
         }
     }

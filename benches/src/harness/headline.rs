@@ -100,6 +100,7 @@ fn one_run(session: &Session, mode: HashMode) -> Result<HeadlineRun, HarnessErro
         hash_p99_ms: prom::quantile(&hash, 0.99).map(|s| s * 1000.0),
         server_cpu: c1.process,
         others_on_server_cpus: c1.others_on_server_cpus,
+        tcp_retransmits: c1.tcp_retransmits,
         probe,
         own_storm,
     })
@@ -113,7 +114,7 @@ pub fn run(session: &Session, mode: HashMode) -> Result<HeadlineRow, HarnessErro
     let smp = session.plan.smp as f64;
     let mut runs = Vec::new();
     for i in 1..=session.plan.runs {
-        let run = one_run(session, mode)?;
+        let run = session.with_retry(&format!("{mode} run {i}"), || one_run(session, mode))?;
         let stalls: f64 = run.shards.values().map(|s| s.stalls).sum();
         session.progress(&format!(
             "  {mode} run {i}: {:.1} conn/s per shard, {:.0} stalls, probe p99 {:.2} ms, own client {:.1} conn/s",
@@ -142,6 +143,12 @@ pub fn run(session: &Session, mode: HashMode) -> Result<HeadlineRow, HarnessErro
         probe_p99_ms: Summary::collect(runs.iter().map(|r| r.probe.latency.p99_ms)),
         probe_max_ms: Summary::collect(runs.iter().map(|r| r.probe.latency.max_ms)),
         server_cpu_util: Summary::collect(runs.iter().map(|r| r.server_cpu.utilisation())),
+        server_cpu_ms_per_conn: Summary::collect(runs.iter().map(|r| {
+            (r.server_cpu.user_s + r.server_cpu.sys_s) * 1000.0 / r.storm.requests.max(1) as f64
+        })),
+        others_on_server_cpus: Summary::collect(
+            runs.iter().filter_map(|r| r.others_on_server_cpus),
+        ),
         runs,
     })
 }

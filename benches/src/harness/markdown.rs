@@ -31,8 +31,12 @@ pub fn num(v: f64) -> String {
         format!("{v:.1}")
     } else if a >= 0.1 || a == 0.0 {
         format!("{v:.2}")
-    } else {
+    } else if a >= 0.01 {
         format!("{v:.3}")
+    } else {
+        // Two significant digits for tiny values (e.g. 0.00045 context switches/request).
+        let decimals = (-a.log10().floor()) as usize + 1;
+        format!("{v:.decimals$}")
     }
 }
 
@@ -75,13 +79,14 @@ pub fn render(r: &Results) -> String {
     );
     out.push_str(
         "| hash mode | new conn/s per shard | reactor stalls per shard | quota-violation ms per shard \
-         | login p99 ms (client) | hash p99 ms (server) | probe GET p50 / p99 / max ms | own client conn/s per shard | server CPU |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
+         | login p99 ms (client) | hash p99 ms (server) | probe GET p50 / p99 / max ms | own client conn/s per shard \
+         | server CPU | server CPU ms per conn | other load on server CPU |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for h in &r.headline {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} / {} / {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} / {} / {} | {} | {} | {} | {} |",
             h.mode,
             cell(&h.conn_per_s_per_shard),
             cell(&h.stalls_per_shard),
@@ -93,19 +98,21 @@ pub fn render(r: &Results) -> String {
             num(h.probe_max_ms.median),
             cell(&h.own_conn_per_s_per_shard),
             cell(&h.server_cpu_util),
+            cell(&h.server_cpu_ms_per_conn),
+            cell(&h.others_on_server_cpus),
         );
     }
 
     if !r.reconnect.is_empty() {
         out.push_str(
             "\n### TLS reconnect rate (redis-benchmark `--tls -k 0`, AUTH + GET per connection; ratios to redis-server)\n\n\
-             | server | conn/s per core | ratio | conn per server CPU-second | ratio | server user / sys µs per conn | ctxsw per conn | server CPU | client CPU |\n\
-             |---|---|---|---|---|---|---|---|---|\n",
+             | server | conn/s per core | ratio | conn per server CPU-second | ratio | server user / sys µs per conn | ctxsw per conn | server CPU | client CPU | TCP retransmits |\n\
+             |---|---|---|---|---|---|---|---|---|---|\n",
         );
         for row in &r.reconnect {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} / {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} / {} | {} | {} | {} | {} |",
                 row.server,
                 cell(&row.conn_per_s_per_core),
                 ratio(row.ratio_to_redis),
@@ -116,6 +123,7 @@ pub fn render(r: &Results) -> String {
                 num(row.ctxsw_per_conn.median),
                 cell(&row.server_cpu_util),
                 cell(&row.client_cpu_util),
+                cell(&row.tcp_retransmits),
             );
         }
     }
@@ -186,6 +194,8 @@ mod tests {
         assert_eq!(num(1.234), "1.23");
         assert_eq!(num(0.0123), "0.012");
         assert_eq!(num(0.0), "0.00");
+        assert_eq!(num(0.00045197), "0.00045");
+        assert_eq!(num(0.0003), "0.00030");
         assert_eq!(num(f64::NAN), "–");
         let s = Summary::of(&[1.0, 2.0, 3.0]).expect("values");
         assert_eq!(cell(&s), "2.00 (1.00–3.00)");

@@ -112,6 +112,26 @@ fn disturbance_note(
     })
 }
 
+/// The two storm clients may disagree by this factor before a note is written.
+const CROSS_CHECK_FACTOR: f64 = 1.5;
+
+/// A note when redis-benchmark and `shardline-load` measured very different login rates.
+fn cross_check_note(row: &results::HeadlineRow) -> Option<String> {
+    let (rb, own) = (
+        row.conn_per_s_per_shard.median,
+        row.own_conn_per_s_per_shard.median,
+    );
+    let disagree = rb > 0.0 && own > 0.0 && (own / rb).max(rb / own) > CROSS_CHECK_FACTOR;
+    disagree.then(|| {
+        format!(
+            "hash mode {}: redis-benchmark measured {rb:.1} conn/s per shard but shardline-load \
+             {own:.1}; one client is stalled by something the other avoids (compare the \
+             latency fields of `storm` and `own_storm` in the JSON)",
+            row.mode
+        )
+    })
+}
+
 /// Runs the whole comparison described by `plan` and writes `results.json`, `chart.svg` and
 /// `results.md` into `out_dir` (scratch files go to `out_dir/work`). Parts that fail are
 /// recorded in [`Results::notes`] (a headline mode that failed has no row: callers compare
@@ -141,6 +161,7 @@ pub fn run(
     session.progress("RPC table (persistent, pipelined)");
     let rpc = rpc::run(&session, &mut notes);
     notes.extend(disturbance_note(&headline, &reconnect, &rpc));
+    notes.extend(headline.iter().filter_map(cross_check_note));
     let goals = goals::evaluate(
         &headline,
         &reconnect,

@@ -3,7 +3,7 @@
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -15,16 +15,28 @@ use super::error::{HarnessError, IoContext};
 /// Most bytes of one output stream kept in memory per child.
 const OUTPUT_CAP: usize = 4 * 1024 * 1024;
 
-/// Builds a command for `program`, run under `taskset -c CPUS` when `cpus` is set.
+/// Builds a command for `program`, run under `taskset -c CPUS` when `cpus` is set. The child
+/// gets SIGTERM when the harness dies, so no server or client outlives an interrupted run.
 pub fn pinned_command(program: impl AsRef<OsStr>, cpus: Option<&str>) -> Command {
-    match cpus {
+    let mut cmd = match cpus {
         Some(cpus) => {
             let mut cmd = Command::new("taskset");
             cmd.arg("-c").arg(cpus).arg(program);
             cmd
         }
         None => Command::new(program),
+    };
+    // SAFETY: prctl(PR_SET_PDEATHSIG) is async-signal-safe and touches no memory of the parent;
+    // it is all that runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
+    cmd
 }
 
 /// Strips ANSI escape sequences (colour codes in log lines).

@@ -115,6 +115,17 @@ fn cpu_busy_ticks() -> Option<Vec<u64>> {
     )
 }
 
+/// The machine-wide `Tcp: RetransSegs` counter from `/proc/net/snmp` (segments retransmitted;
+/// on loopback any retransmit means a packet was dropped and the sender waited for a
+/// retransmission time-out, ≥ 200 ms).
+pub fn tcp_retransmits() -> Option<u64> {
+    let snmp = std::fs::read_to_string("/proc/net/snmp").ok()?;
+    let mut tcp = snmp.lines().filter(|l| l.starts_with("Tcp:"));
+    let (names, values) = (tcp.next()?, tcp.next()?);
+    let column = names.split_whitespace().position(|n| n == "RetransSegs")?;
+    values.split_whitespace().nth(column)?.parse().ok()
+}
+
 /// Parses a `taskset -c` CPU list such as `0`, `0-1` or `0,2-3`.
 pub fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
     let mut cpus = Vec::new();
@@ -137,6 +148,7 @@ pub struct Meter {
     cpus: Option<Vec<usize>>,
     process: CpuSample,
     system: Option<Vec<u64>>,
+    retransmits: Option<u64>,
 }
 
 /// What a [`Meter`] measured.
@@ -147,6 +159,8 @@ pub struct Metered {
     /// CPU time (in cores) that other work used on the server's CPUs during the run; `None`
     /// when the server is not pinned.
     pub others_on_server_cpus: Option<f64>,
+    /// TCP segments retransmitted on the whole machine during the run.
+    pub tcp_retransmits: Option<u64>,
 }
 
 impl Meter {
@@ -159,6 +173,7 @@ impl Meter {
             pid,
             cpus: cpus.and_then(parse_cpu_list),
             system: cpu_busy_ticks(),
+            retransmits: tcp_retransmits(),
             process: sample(pid)?,
         })
     }
@@ -182,9 +197,14 @@ impl Meter {
             }
             _ => None,
         };
+        let retransmits = self
+            .retransmits
+            .zip(tcp_retransmits())
+            .map(|(before, after)| after.saturating_sub(before));
         Ok(Metered {
             process,
             others_on_server_cpus: others,
+            tcp_retransmits: retransmits,
         })
     }
 }
@@ -209,6 +229,7 @@ mod tests {
             .and_then(Meter::stop)
             .expect("own /proc entry");
         assert!(metered.others_on_server_cpus.is_some());
+        assert!(tcp_retransmits().is_some());
     }
 
     #[test]

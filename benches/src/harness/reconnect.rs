@@ -44,6 +44,7 @@ fn one_run(session: &Session, spec: &ServerSpec) -> Result<ReconnectRun, Harness
         bench,
         server_cpu: metered.process,
         others_on_server_cpus: metered.others_on_server_cpus,
+        tcp_retransmits: metered.tcp_retransmits,
     })
 }
 
@@ -51,7 +52,7 @@ fn row(session: &Session, label: String, spec: &ServerSpec) -> Result<ReconnectR
     let cores = spec.cores();
     let mut runs = Vec::new();
     for i in 1..=session.plan.runs {
-        let run = one_run(session, spec)?;
+        let run = session.with_retry(&format!("{label} run {i}"), || one_run(session, spec))?;
         session.progress(&format!(
             "  {label} run {i}: {:.1} conn/s, server CPU {:.2}, client CPU {:.2}",
             run.bench.rps,
@@ -82,6 +83,10 @@ fn row(session: &Session, label: String, spec: &ServerSpec) -> Result<ReconnectR
                 .map(|r| r.server_cpu.ctxt_switches() as f64 / r.bench.requests.max(1) as f64),
         ),
         client_cpu_util: Summary::collect(runs.iter().map(|r| r.bench.client_cpu_util)),
+        tcp_retransmits: Summary::collect(
+            runs.iter()
+                .filter_map(|r| r.tcp_retransmits.map(|n| n as f64)),
+        ),
         ratio_to_redis: None,
         cpu_ratio_to_redis: None,
         runs,

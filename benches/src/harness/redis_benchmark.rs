@@ -70,8 +70,7 @@ pub fn parse_csv(stdout: &str) -> Result<BenchResult, String> {
     let row = stdout
         .lines()
         .map(str::trim)
-        .filter(|l| l.starts_with('"') && !l.starts_with("\"test\""))
-        .next_back()
+        .rfind(|l| l.starts_with('"') && !l.starts_with("\"test\""))
         .ok_or_else(|| format!("no CSV data row in {stdout:?}"))?;
     let cells: Vec<&str> = row.split(',').map(|c| c.trim_matches('"')).collect();
     if cells.len() < 8 {

@@ -83,6 +83,8 @@ pub struct HeadlineRun {
     pub server_cpu: CpuDelta,
     /// Cores that other processes used on the server's CPUs meanwhile (disturbance).
     pub others_on_server_cpus: Option<f64>,
+    /// TCP segments retransmitted on the machine meanwhile.
+    pub tcp_retransmits: Option<u64>,
     /// The GET probe that ran during the storm.
     pub probe: ProbeReport,
     /// The `shardline-load` cross-check storm (after the redis-benchmark storm).
@@ -114,6 +116,10 @@ pub struct HeadlineRow {
     pub probe_max_ms: Summary,
     /// Server CPU per wall second during the storm (1.0 = one core).
     pub server_cpu_util: Summary,
+    /// Server CPU (user + system) per new connection during the storm, ms.
+    pub server_cpu_ms_per_conn: Summary,
+    /// Cores other processes used on the server's CPUs during the storm.
+    pub others_on_server_cpus: Summary,
     /// Every run.
     pub runs: Vec<HeadlineRun>,
 }
@@ -127,6 +133,8 @@ pub struct ReconnectRun {
     pub server_cpu: CpuDelta,
     /// Cores that other processes used on the server's CPUs meanwhile (disturbance).
     pub others_on_server_cpus: Option<f64>,
+    /// TCP segments retransmitted on the machine meanwhile.
+    pub tcp_retransmits: Option<u64>,
 }
 
 /// One row of the reconnect comparison.
@@ -148,6 +156,8 @@ pub struct ReconnectRow {
     pub sys_us_per_conn: Summary,
     /// Server context switches per connection.
     pub ctxsw_per_conn: Summary,
+    /// TCP segments retransmitted on the machine per run (loopback drops).
+    pub tcp_retransmits: Summary,
     /// redis-benchmark CPU per wall second.
     pub client_cpu_util: Summary,
     /// Median conn/s per core relative to redis-server's (wall-clock rate; both can be capped
@@ -169,6 +179,8 @@ pub struct RpcRun {
     pub server_cpu: CpuDelta,
     /// Cores that other processes used on the server's CPUs meanwhile (disturbance).
     pub others_on_server_cpus: Option<f64>,
+    /// TCP segments retransmitted on the machine meanwhile.
+    pub tcp_retransmits: Option<u64>,
 }
 
 /// One row of the RPC table.

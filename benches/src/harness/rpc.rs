@@ -54,6 +54,7 @@ fn one_server_run(session: &Session, spec: &ServerSpec) -> Result<Vec<RpcRun>, H
             bench,
             server_cpu: metered.process,
             others_on_server_cpus: metered.others_on_server_cpus,
+            tcp_retransmits: metered.tcp_retransmits,
         });
     }
     server.stop();
@@ -68,7 +69,10 @@ fn rows(
 ) -> Result<Vec<RpcRow>, HarnessError> {
     let mut per_command: Vec<Vec<RpcRun>> = vec![Vec::new(); COMMANDS.len()];
     for i in 1..=session.plan.runs {
-        for (slot, run) in per_command.iter_mut().zip(one_server_run(session, spec)?) {
+        let runs = session.with_retry(&format!("{server} run {i}"), || {
+            one_server_run(session, spec)
+        })?;
+        for (slot, run) in per_command.iter_mut().zip(runs) {
             session.progress(&format!(
                 "  {server} TLS {} {} run {i}: {:.0} req/s, {:.3} ctxsw/req",
                 if tls { "on" } else { "off" },

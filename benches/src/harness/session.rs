@@ -44,6 +44,9 @@ pub struct Session {
     pub started: Instant,
 }
 
+/// Attempts of one run before its failure is reported.
+pub const ATTEMPTS: u32 = 3;
+
 /// User the servers get and the clients log in as.
 pub const BENCH_USER: &str = "bench";
 
@@ -67,6 +70,10 @@ impl Session {
             ));
         }
         fs::create_dir_all(work_dir).context(|| format!("creating {}", work_dir.display()))?;
+        // Absolute paths: redis-server changes into `--dir` before it loads the certificate.
+        let work_dir = &work_dir
+            .canonicalize()
+            .context(|| format!("resolving {}", work_dir.display()))?;
         let cert = certs::generate(work_dir)?;
         let users = work_dir.join("users");
         if users.exists() {
@@ -135,6 +142,32 @@ impl Session {
     /// Prints a progress line on stderr, prefixed with the seconds since the session started.
     pub fn progress(&self, message: &str) {
         eprintln!("[{:6.1} s] {message}", self.started.elapsed().as_secs_f64());
+    }
+
+    /// Runs `step`, trying again up to [`ATTEMPTS`] times in all when it fails (other programs
+    /// on a shared machine can kill or starve a run); the last failure is returned.
+    ///
+    /// # Errors
+    /// The last attempt's error.
+    pub fn with_retry<T>(
+        &self,
+        what: &str,
+        mut step: impl FnMut() -> Result<T, HarnessError>,
+    ) -> Result<T, HarnessError> {
+        let mut attempt = 1;
+        loop {
+            match step() {
+                Ok(v) => return Ok(v),
+                Err(err) if attempt < ATTEMPTS => {
+                    self.progress(&format!(
+                        "  {what} failed (attempt {attempt} of {ATTEMPTS}): {}",
+                        err.to_string().lines().next().unwrap_or_default()
+                    ));
+                    attempt += 1;
+                }
+                Err(err) => return Err(err),
+            }
+        }
     }
 
     /// Time limit of a client run that should last `seconds`.

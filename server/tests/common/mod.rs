@@ -297,6 +297,6 @@ impl RawClient {
     pub fn closed_by_server(&mut self) -> bool {
         use std::io::Read;
         let mut rest = Vec::new();
-        matches!(self.stream.read_to_end(&mut rest), Ok(_)) && rest.is_empty()
+        self.stream.read_to_end(&mut rest).is_ok() && rest.is_empty()
     }
 }

@@ -1,0 +1,100 @@
+//! Stall accounting end to end: `DEBUG SLEEP` blocks a shard on purpose and the metrics and the
+//! stall reporter must show exactly that stall. One test in its own binary, so no other test's
+//! load preempts the shard threads and adds stalls of its own.
+
+mod common;
+
+use common::{RawClient, Server};
+
+fn stall_figures(server: &Server) -> (f64, f64, f64, f64) {
+    let body = server.scrape();
+    (
+        common::metric_sum(&body, "shardline_reactor_stalls_count", &[]),
+        common::metric_sum(&body, "shardline_reactor_stalls_sum", &[]),
+        common::metric_sum(
+            &body,
+            "shardline_scheduler_time_spent_on_task_quota_violations_seconds_total",
+            &[],
+        ),
+        common::metric_sum(&body, "shardline_stall_detector_reported_total", &[]),
+    )
+}
+
+#[test]
+fn debug_sleep_adds_exactly_one_stall_and_ordinary_commands_add_none() {
+    let server = Server::start(&["--smp", "2", "--enable-debug-command"]);
+    let mut client = RawClient::connect(&server);
+    let auth = format!("AUTH {}\r\n", server.password);
+    client.send_raw(auth.as_bytes());
+    assert_eq!(client.read_exact_len(5), b"+OK\r\n");
+
+    // Ordinary commands on a persistent connection: no stall, no report.
+    let before = stall_figures(&server);
+    for i in 0..200 {
+        let key = format!("key:{i}");
+        client.roundtrip(&[b"SET", key.as_bytes(), b"value"], b"+OK\r\n");
+        client.roundtrip(&[b"GET", key.as_bytes()], b"$5\r\nvalue\r\n");
+    }
+    let after = stall_figures(&server);
+    assert_eq!(after.0 - before.0, 0.0, "stalls from ordinary commands");
+    assert_eq!(after.3 - before.3, 0.0, "reports from ordinary commands");
+
+    // DEBUG SLEEP 0.1: exactly one stall of at least 100 ms, one report.
+    let before = after;
+    client.roundtrip(&[b"DEBUG", b"SLEEP", b"0.1"], b"+OK\r\n");
+    // The stall is accounted when the poll returns, just after the reply went out.
+    let mut after = stall_figures(&server);
+    for _ in 0..100 {
+        if after.0 > before.0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        after = stall_figures(&server);
+    }
+    assert_eq!(after.0 - before.0, 1.0, "stall count delta");
+    assert!(
+        after.1 - before.1 >= 0.1,
+        "stall sum delta {}",
+        after.1 - before.1
+    );
+    assert!(
+        after.2 - before.2 >= 0.099,
+        "violation delta {}",
+        after.2 - before.2
+    );
+    assert_eq!(after.3 - before.3, 1.0, "reported delta");
+    let reports: Vec<String> = server
+        .log_lines()
+        .into_iter()
+        .filter(|l| l.contains("Reactor stalled for"))
+        .collect();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert!(
+        reports[0].contains("in task queue main, while command debug"),
+        "{}",
+        reports[0]
+    );
+    // The 100 ms stall sits in the 131.072 ms bucket, not below.
+    let body = server.scrape();
+    let at_65ms = common::metric_sum(
+        &body,
+        "shardline_reactor_stalls_bucket",
+        &[("le", "0.065536")],
+    );
+    let at_131ms = common::metric_sum(
+        &body,
+        "shardline_reactor_stalls_bucket",
+        &[("le", "0.131072")],
+    );
+    assert_eq!(at_131ms - at_65ms, 1.0, "{body}");
+}
+
+#[test]
+fn debug_is_refused_without_the_option() {
+    let server = Server::start(&["--smp", "1"]);
+    assert_eq!(
+        server.cli(&["DEBUG", "SLEEP", "0"]),
+        "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"no\", \
+         you can enable it by restarting the server with --enable-debug-command."
+    );
+}
