@@ -1,0 +1,101 @@
+//! The `/metrics` endpoint of the real binary, checked by the real Prometheus tools: promtool's
+//! lint on a live scrape, and a Prometheus server on loopback scraping every shard.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{http_get, Server};
+
+#[test]
+fn live_scrape_has_the_right_content_type_and_passes_promtool() {
+    let server = Server::start(&["--smp", "2"]);
+    // Some traffic so that labelled series exist.
+    assert_eq!(server.cli(&["SET", "k", "v"]), "OK");
+    assert_eq!(server.cli(&["GET", "k"]), "v");
+    let (head, body) = http_get(server.metrics_addr, "/metrics");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: text/plain; version=0.0.4; charset=utf-8"),
+        "{head}"
+    );
+    for shard in ["0", "1"] {
+        assert!(body.contains(&format!(
+            "shardline_reactor_stalls_count{{shard=\"{shard}\"}}"
+        )));
+    }
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package prometheus)");
+    use std::io::Write;
+    promtool
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(body.as_bytes())
+        .expect("write");
+    let out = promtool.wait_with_output().expect("promtool");
+    let findings = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "promtool failed: {findings}");
+    assert_eq!(findings.trim(), "", "promtool lint findings");
+}
+
+#[test]
+fn a_real_prometheus_scrapes_every_shard() {
+    let server = Server::start(&["--smp", "2"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: shardline\n    \
+             static_configs:\n      - targets: ['{}']\n",
+            server.metrics_addr
+        ),
+    )
+    .expect("config");
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("free port");
+        probe.local_addr().expect("addr").port()
+    };
+    let web = format!("127.0.0.1:{port}");
+    let mut prometheus = Command::new("prometheus")
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.path().join("data").display()
+        ))
+        .arg(format!("--web.listen-address={web}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("prometheus (Debian package prometheus)");
+    let addr: std::net::SocketAddr = web.parse().expect("addr");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut last = String::new();
+    let mut shards_seen = false;
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(500));
+        if std::net::TcpStream::connect(addr).is_err() {
+            continue;
+        }
+        last = http_get(addr, "/api/v1/query?query=shardline_reactor_stalls_count").1;
+        if last.contains("\"shard\":\"0\"") && last.contains("\"shard\":\"1\"") {
+            shards_seen = true;
+            break;
+        }
+    }
+    let _ = prometheus.kill();
+    let _ = prometheus.wait();
+    assert!(shards_seen, "Prometheus never returned both shards: {last}");
+    assert!(last.contains("\"status\":\"success\""), "{last}");
+}
