@@ -159,7 +159,9 @@ fn sigterm_finishes_the_in_flight_reply_and_exits_zero() {
 
 /// Makes a CA and a client certificate signed by it (PEM files in `dir`), with the openssl
 /// crate: returns (ca.pem, client.pem, client-key.pem).
-fn client_ca(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+fn client_ca(
+    dir: &std::path::Path,
+) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
     use openssl::asn1::Asn1Time;
     use openssl::bn::BigNum;
     use openssl::ec::{EcGroup, EcKey};
@@ -178,10 +180,17 @@ fn client_ca(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, 
         b.append_entry_by_nid(Nid::COMMONNAME, cn).expect("cn");
         b.build()
     };
-    let cert = |subject: &str, key: &PKey<openssl::pkey::Private>, issuer: &str, signer: &PKey<openssl::pkey::Private>, ca: bool| {
+    let cert = |subject: &str,
+                key: &PKey<openssl::pkey::Private>,
+                issuer: &str,
+                signer: &PKey<openssl::pkey::Private>,
+                ca: bool| {
         let mut b = X509::builder().expect("builder");
         b.set_version(2).expect("version");
-        let serial = BigNum::from_u32(if ca { 1 } else { 2 }).expect("serial").to_asn1_integer().expect("serial");
+        let serial = BigNum::from_u32(if ca { 1 } else { 2 })
+            .expect("serial")
+            .to_asn1_integer()
+            .expect("serial");
         b.set_serial_number(&serial).expect("serial");
         b.set_subject_name(&name(subject)).expect("subject");
         b.set_issuer_name(&name(issuer)).expect("issuer");
@@ -191,7 +200,8 @@ fn client_ca(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, 
         b.set_not_before(&from).expect("nb");
         b.set_not_after(&to).expect("na");
         if ca {
-            b.append_extension(BasicConstraints::new().critical().ca().build().expect("bc")).expect("ext");
+            b.append_extension(BasicConstraints::new().critical().ca().build().expect("bc"))
+                .expect("ext");
         }
         b.sign(signer, MessageDigest::sha256()).expect("sign");
         b.build()
@@ -200,10 +210,18 @@ fn client_ca(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, 
     let ca = cert("test CA", &ca_key, "test CA", &ca_key, true);
     let client_key = key();
     let client = cert("test client", &client_key, "test CA", &ca_key, false);
-    let paths = (dir.join("ca.pem"), dir.join("client.pem"), dir.join("client-key.pem"));
+    let paths = (
+        dir.join("ca.pem"),
+        dir.join("client.pem"),
+        dir.join("client-key.pem"),
+    );
     std::fs::write(&paths.0, ca.to_pem().expect("pem")).expect("write");
     std::fs::write(&paths.1, client.to_pem().expect("pem")).expect("write");
-    std::fs::write(&paths.2, client_key.private_key_to_pem_pkcs8().expect("pem")).expect("write");
+    std::fs::write(
+        &paths.2,
+        client_key.private_key_to_pem_pkcs8().expect("pem"),
+    )
+    .expect("write");
     paths
 }
 
@@ -220,7 +238,15 @@ fn tls_ca_requires_a_client_certificate_signed_by_it() {
             command.arg("--cert").arg(cert).arg("--key").arg(key);
         }
         command
-            .args(["-h", "127.0.0.1", "-p", &server.port(), "--user", "default", "--pass"])
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &server.port(),
+                "--user",
+                "default",
+                "--pass",
+            ])
             .arg(&server.password)
             .args(["--no-auth-warning", "PING"])
             .output()
