@@ -139,7 +139,18 @@ fn prepare_tls(config: &ServerConfig) -> Result<Option<TlsFiles>, String> {
         }
         _ => return Err("--tls-cert and --tls-key must be given together".into()),
     };
-    // Fail at start-up, not on the first connection.
+    // Fail at start-up, not on the first connection; a missing file gets a plain message
+    // rather than OpenSSL's error queue.
+    for (flag, path) in [
+        ("--tls-cert", Some(&files.cert)),
+        ("--tls-key", Some(&files.key)),
+        ("--tls-ca", files.client_ca.as_ref()),
+    ] {
+        if let Some(path) = path {
+            fs::metadata(path)
+                .map_err(|err| format!("cannot read {flag} {}: {err}", path.display()))?;
+        }
+    }
     crate::tls::build_acceptor(&files).map_err(|err| err.to_string())?;
     Ok(Some(files))
 }
@@ -152,18 +163,24 @@ fn prepare_users(config: &ServerConfig, path: &std::path::Path) -> Result<(), St
     let password = zeroize::Zeroizing::new(Alphanumeric.sample_string(&mut rand::thread_rng(), 24));
     shardline_auth::set_user_password(path, "default", password.as_bytes(), 5000)
         .map_err(|err| format!("cannot create users file {}: {err}", path.display()))?;
-    // Printed once, on stdout, so it can be captured; it is not stored in clear anywhere.
-    println!(
+    // Printed once, on stdout, so it can be captured; it is not stored in clear anywhere. A
+    // closed stdout is not an error worth dying for (println! would panic).
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
         "shardline: created {} with user 'default' and password: {}",
         path.display(),
         password.as_str()
     );
-    println!(
+    let _ = writeln!(
+        out,
         "shardline: connect with: redis-cli --tls --cacert {} -p {} --user default --pass {}",
         config.data_dir.join("cert.pem").display(),
         config.bind.port(),
         password.as_str()
     );
+    let _ = out.flush();
     Ok(())
 }
 
@@ -189,17 +206,15 @@ fn spawn_signal_thread(
                         Err(err) => error!("users file not reloaded, keeping the old users: {err}"),
                     },
                     _ => {
-                        info!(
-                            "signal {signal}: shutting down (timeout {:?})",
-                            shared.config.shutdown_timeout
-                        );
+                        // Act first, log last: logging to a closed pipe must not keep the
+                        // process alive.
                         shared.shutdown.request();
                         let timeout = shared.config.shutdown_timeout;
                         std::thread::spawn(move || {
                             std::thread::sleep(timeout + Duration::from_millis(200));
-                            warn!("shutdown took longer than {timeout:?}; exiting now");
                             std::process::exit(0);
                         });
+                        info!("signal {signal}: shutting down (timeout {timeout:?})");
                     }
                 }
             }

@@ -12,6 +12,9 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use shardline_auth::HashMode;
 
+/// Default `--max-hash-rounds`: a hash costing more than ~0.25 s is never paid at login.
+pub const DEFAULT_MAX_HASH_ROUNDS: u32 = 1_000_000;
+
 /// `shardline [OPTIONS]` runs the server; `shardline passwd USER` edits the users file.
 #[derive(Debug, Parser)]
 #[command(
@@ -132,7 +135,7 @@ pub struct ServerConfig {
     #[arg(long, env = "SHARDLINE_MAX_PASSWORD_BYTES", default_value_t = 256)]
     pub max_password_bytes: usize,
     /// Users-file hashes with more SHA-512-crypt rounds are refused at load.
-    #[arg(long, env = "SHARDLINE_MAX_HASH_ROUNDS", default_value_t = 1_000_000)]
+    #[arg(long, env = "SHARDLINE_MAX_HASH_ROUNDS", default_value_t = DEFAULT_MAX_HASH_ROUNDS)]
     pub max_hash_rounds: u32,
     /// Address of the Prometheus `/metrics` endpoint (served by its own thread).
     #[arg(long, env = "SHARDLINE_METRICS_BIND", default_value = "127.0.0.1:9180")]

@@ -17,8 +17,18 @@ pub fn bind_reuseport(
     backlog: i32,
     shards: usize,
 ) -> io::Result<(Vec<Socket>, SocketAddr)> {
+    // SO_REUSEPORT would let a second shardline (same user) share a port that is already in
+    // use and silently take half its clients: bind once without it first, so a taken port is
+    // `AddrInUse` as for any server. Port 0 picks the ephemeral port all shards then share.
+    let probe = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    probe.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        probe.set_only_v6(true)?;
+    }
+    probe.bind(&addr.into())?;
+    let mut bound = probe.local_addr()?.as_socket().unwrap_or(addr);
+    drop(probe);
     let mut sockets = Vec::with_capacity(shards);
-    let mut bound = addr;
     for _ in 0..shards {
         let socket = Socket::new(
             Domain::for_address(bound),

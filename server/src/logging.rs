@@ -8,6 +8,9 @@ pub fn init() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        // Its fallback report of a failed write is an eprintln!, which panics when stderr is a
+        // closed pipe (`shardline 2>&1 | head`): a lost log line must not kill a thread.
+        .log_internal_errors(false)
         .with_thread_names(true)
         .try_init();
 }

@@ -89,7 +89,14 @@ pub async fn serve(shard: Rc<Shard>, tcp: TcpStream) {
 
     let reason = match &shard.acceptor {
         None => run(&shard, tcp, session).await,
-        Some(acceptor) => match handshake(&shard, acceptor, tcp).await {
+        // A connection still waiting for a login slot or in its handshake has nothing in
+        // flight: shutdown drops it at once.
+        Some(acceptor) => match futures_lite::future::or(handshake(&shard, acceptor, tcp), async {
+            shard.shared.shutdown.wait().await;
+            Err(CloseReason::Shutdown)
+        })
+        .await
+        {
             Ok(tls) => run(&shard, tls, session).await,
             Err(reason) => reason,
         },

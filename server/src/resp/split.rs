@@ -12,9 +12,16 @@
 /// * a quote may start in the middle of a bare argument (`a"b c"` is `ab c`);
 /// * a closing quote must be followed by whitespace or the end of the line.
 ///
+/// A NUL byte ends the line, as in C.
+///
 /// Returns `None` for unbalanced quotes or a closing quote followed by a
 /// non-space (Redis: "Protocol error: unbalanced quotes in request").
 pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    // Redis works on a C string: a NUL byte ends the line.
+    let line = match line.iter().position(|&b| b == 0) {
+        Some(nul) => &line[..nul],
+        None => line,
+    };
     let mut args = Vec::new();
     let mut i = 0;
     let at = |i: usize| line.get(i).copied().unwrap_or(0);

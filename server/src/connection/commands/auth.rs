@@ -66,7 +66,11 @@ pub async fn hello(
             }
             Some(2) => Protocol::Resp2,
             Some(3) => Protocol::Resp3,
-            Some(_) => return Ok(Frame::error("NOPROTO unsupported protocol version")),
+            Some(_) => {
+                return Ok(Frame::error(
+                    "NOPROTO sorry, this protocol version is not supported.",
+                ))
+            }
         };
     }
     let mut credentials = None;
