@@ -102,6 +102,10 @@ pub struct ServerConfig {
     /// the shard, yielding whenever the task quota is used up), `offload` (hashing threads).
     #[arg(long, env = "SHARDLINE_HASH_MODE", default_value_t = HashMode::Yield)]
     pub hash_mode: HashMode,
+    /// `--hash-mode yield`: SHA-512-crypt rounds between two checks of glommio's `need_preempt`
+    /// (one round ≈ 0.2 µs, one check ≈ 2 ns).
+    #[arg(long, env = "SHARDLINE_HASH_YIELD_EVERY_ROUNDS", default_value_t = shardline_auth::verify::DEFAULT_YIELD_EVERY_ROUNDS)]
+    pub hash_yield_every_rounds: u32,
     /// Hashing threads for `--hash-mode offload` (1 = ScyllaDB's single alien thread).
     #[arg(long, env = "SHARDLINE_HASH_THREADS", default_value_t = 1)]
     pub hash_threads: usize,

@@ -165,7 +165,7 @@ async fn shard_main(
             ttl: Duration::from_millis(config.credentials_cache_ttl_ms),
             capacity: config.credentials_cache_capacity,
         },
-        ..VerifierConfig::default()
+        yield_every_rounds: config.hash_yield_every_rounds,
     }) {
         Ok(verifier) => verifier,
         Err(err) => {
