@@ -71,11 +71,11 @@ pub async fn serve_peer_requests(shard: Rc<Shard>, mut receivers: Receivers<Shar
     let streams = receivers.streams();
     let mut tasks = Vec::with_capacity(streams.len());
     for (_peer, stream) in streams {
-        let shard = shard.clone();
-        tasks.push(shard.clone().spawn_main("cross-shard", async move {
+        let owner = shard.clone();
+        tasks.push(shard.spawn_main("cross-shard", async move {
             let mut stream = stream;
             while let Some(request) = stream.next().await {
-                let frame = (request.job)(&shard);
+                let frame = (request.job)(&owner);
                 let _ = request.reply.send(frame);
             }
         }));

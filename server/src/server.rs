@@ -192,14 +192,11 @@ async fn shard_main(
         info: InfoCounters::default(),
     });
 
-    let peer_server = shard
-        .clone()
-        .spawn_main("cross-shard", serve_peer_requests(shard.clone(), receivers));
+    let peer_server =
+        shard.spawn_main("cross-shard", serve_peer_requests(shard.clone(), receivers));
     let maintenance = shard.spawn_maintenance("maintenance", maintenance_loop(shard.clone()));
     let listener = into_glommio(socket);
-    let accept = shard
-        .clone()
-        .spawn_main("accept", accept_loop(shard.clone(), listener));
+    let accept = shard.spawn_main("accept", accept_loop(shard.clone(), listener));
     accept.await;
 
     // Stop accepting, let connections finish their in-flight replies (they close on the
@@ -227,9 +224,7 @@ async fn accept_loop(shard: Rc<Shard>, listener: glommio::net::TcpListener) {
         match accepted {
             None => break,
             Some(Ok(stream)) => {
-                let task = shard
-                    .clone()
-                    .spawn_main("connection", connection::serve(shard.clone(), stream));
+                let task = shard.spawn_main("connection", connection::serve(shard.clone(), stream));
                 task.detach();
             }
             Some(Err(err)) => {

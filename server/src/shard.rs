@@ -4,14 +4,13 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use glommio::{Latency, Shares, Task, TaskQueueHandle};
 use openssl::ssl::SslAcceptor;
-use shardline_auth::{LoginGate, Verifier};
+use shardline_auth::{LoginGate, LoginPermit, LoginShed, Verifier};
 use shardline_metrics::ShardMetrics;
 
 use crate::forward::{await_reply, Peers, ShardJob};
@@ -95,7 +94,7 @@ impl Shard {
     /// Spawns `fut`, instrumented for stall accounting, into the `main` task queue; `what`
     /// names the task in stall reports until it sets its own activity.
     pub fn spawn_main<T: 'static>(
-        self: Rc<Self>,
+        &self,
         what: &'static str,
         fut: impl Future<Output = T> + 'static,
     ) -> Task<T> {
@@ -114,6 +113,20 @@ impl Shard {
         fut: impl Future<Output = T> + 'static,
     ) -> Task<T> {
         spawn_into("maintenance", self.queues.maintenance, what, fut)
+    }
+
+    /// Waits for a login slot (`--max-concurrent-logins`), counting a wait and a shed in the
+    /// metrics. Used for the TLS handshake and for each password verification.
+    pub async fn admit_login(&self) -> Result<LoginPermit, LoginShed> {
+        let waited_before = self.login_gate.waited_total();
+        let admitted = self.login_gate.admit().await;
+        if self.login_gate.waited_total() != waited_before {
+            self.metrics.login_admission_waited();
+        }
+        if admitted.is_err() {
+            self.metrics.connection_shed();
+        }
+        admitted
     }
 
     /// The owner shard of `key`.

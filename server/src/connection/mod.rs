@@ -120,15 +120,9 @@ async fn handshake(
     acceptor: &openssl::ssl::SslAcceptor,
     tcp: TcpStream,
 ) -> Result<SslStream<TcpStream>, CloseReason> {
-    let waited_before = shard.login_gate.waited_total();
-    let admitted = shard.login_gate.admit().await;
-    if shard.login_gate.waited_total() != waited_before {
-        shard.metrics.login_admission_waited();
-    }
-    let _permit = match admitted {
+    let _permit = match shard.admit_login().await {
         Ok(permit) => permit,
         Err(_shed) => {
-            shard.metrics.connection_shed();
             return Err(CloseReason::Shed);
         }
     };

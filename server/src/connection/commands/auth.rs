@@ -146,15 +146,9 @@ fn hello_reply(session: &Session) -> Frame {
 /// reply for a connection shed by the login queue.
 async fn login(shard: &Rc<Shard>, user: &Bytes, password: Bytes) -> Result<Login, Frame> {
     let waited = Instant::now();
-    let waited_before = shard.login_gate.waited_total();
-    let admitted = shard.login_gate.admit().await;
-    if shard.login_gate.waited_total() != waited_before {
-        shard.metrics.login_admission_waited();
-    }
-    let permit = match admitted {
+    let permit = match shard.admit_login().await {
         Ok(permit) => permit,
         Err(_) => {
-            shard.metrics.connection_shed();
             shard.metrics.login("shed");
             return Err(Frame::error(
                 "ERR login queue timeout: too many concurrent logins on this shard \
