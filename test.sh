@@ -26,5 +26,8 @@ python3 -c 'import redis, pytest' 2>/dev/null || python3 -m pip install -q 'redi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo build --workspace --locked
-cargo test --workspace --locked
-SHARDLINE_BIN="$PWD/target/debug/shardline" python3 -m pytest -q server/tests/py
+# Every suite runs even after a failure, so one run shows every failing test.
+status=0
+cargo test --workspace --locked --no-fail-fast || status=$?
+SHARDLINE_BIN="$PWD/target/debug/shardline" python3 -m pytest -q server/tests/py || status=$?
+exit "$status"

@@ -171,3 +171,13 @@ fn tls_is_required_and_plain_connections_fail() {
     assert_ne!(String::from_utf8_lossy(&out.stdout).trim(), "PONG");
     assert!(server.metric("shardline_tls_handshakes_failed_total", &[]) >= 1.0);
 }
+
+#[test]
+fn debug_is_refused_without_the_option() {
+    let server = Server::start(&["--smp", "1"]);
+    assert_eq!(
+        server.cli(&["DEBUG", "SLEEP", "0"]),
+        "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"no\", \
+         you can enable it by restarting the server with --enable-debug-command."
+    );
+}
