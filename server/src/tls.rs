@@ -66,6 +66,9 @@ pub fn build_acceptor(files: &TlsFiles) -> Result<SslAcceptor, TlsError> {
         .set_min_proto_version(Some(SslVersion::TLS1_2))
         .map_err(ossl("setting TLS 1.2 as minimum"))?;
     builder.set_options(SslOptions::NO_RENEGOTIATION | SslOptions::NO_COMPRESSION);
+    // Without read-ahead OpenSSL reads each record with two recv calls (5-byte header, then
+    // body) and a third that finds the socket empty; with it, one recv takes what is there.
+    builder.set_read_ahead(true);
     builder
         .set_certificate_chain_file(&files.cert)
         .map_err(ossl(format!(

@@ -46,6 +46,13 @@ fn debug_sleep_adds_exactly_one_stall_and_ordinary_commands_add_none() {
     client.send_raw(auth.as_bytes());
     assert_eq!(client.read_exact_len(5), b"+OK\r\n");
 
+    // Warm up: the round trips also make sure the poll that answered AUTH has been accounted
+    // (the shard accounts a poll just after it returns, which can be after the reply arrives).
+    for _ in 0..20 {
+        client.roundtrip(&[b"SET", b"warm-up", b"value"], b"+OK\r\n");
+        client.roundtrip(&[b"GET", b"warm-up"], b"$5\r\nvalue\r\n");
+    }
+
     // Ordinary commands on a persistent connection: no stall, no report.
     let before = stall_figures(&server);
     for i in 0..200 {
