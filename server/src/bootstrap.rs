@@ -16,7 +16,7 @@ use signal_hook::iterator::Signals;
 use tracing::{error, info, warn};
 
 use crate::config::{ServerConfig, TlsSwitch};
-use crate::cpus::{allowed_cpus, shard_cpus};
+use crate::cpus::{allowed_cpus, helper_cpus, pin_current_thread, shard_cpus};
 use crate::listener::bind_reuseport;
 use crate::server::{run_shards, Shared};
 use crate::tls::{ensure_dev_certificate, TlsFiles};
@@ -39,6 +39,12 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     let limits = users_limits(&config);
     let users = Users::load(&users_path, &limits).map_err(|err| err.to_string())?;
 
+    // Threads spawned from here on (metrics endpoint, offload pool, signals) inherit this
+    // mask; each shard thread pins itself to its own CPU.
+    let helpers = helper_cpus(&allowed, &cpus);
+    pin_current_thread(&helpers)
+        .map_err(|err| format!("cannot pin helper threads to CPU(s) {helpers:?}: {err}"))?;
+
     let (sockets, bound) = bind_reuseport(config.bind, config.backlog, cpus.len())
         .map_err(|err| format!("cannot listen on {}: {err}", config.bind))?;
     let metrics = Metrics::new();
@@ -53,11 +59,13 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     };
 
     info!(
-        "shardline {} starting: {} shard(s) on CPU(s) {:?}, listening on {} ({}), metrics on \
-         http://{}/metrics, hash mode {}, task quota {} ms, cert {}, users {}",
+        "shardline {} starting: {} shard(s) on CPU(s) {:?}, other threads on CPU(s) {:?}, \
+         listening on {} ({}), metrics on http://{}/metrics, hash mode {}, task quota {} ms, \
+         cert {}, users {}",
         env!("CARGO_PKG_VERSION"),
         cpus.len(),
         cpus,
+        helpers,
         bound,
         if tls.is_some() { "TLS" } else { "plain TCP" },
         metrics_server.local_addr(),

@@ -40,6 +40,38 @@ pub fn shard_cpus(allowed: &[usize], smp: Option<usize>) -> Result<Vec<usize>, S
     }
 }
 
+/// The CPUs left for the threads that are not shards (metrics endpoint, signal handling, the
+/// offload hashing pool): the allowed CPUs without a shard, or all allowed CPUs when every one
+/// has a shard. Keeping those threads off the shards' CPUs keeps a metrics scrape or an
+/// offloaded hash from preempting a shard in the middle of a poll.
+pub fn helper_cpus(allowed: &[usize], shards: &[usize]) -> Vec<usize> {
+    let spare: Vec<usize> = allowed
+        .iter()
+        .copied()
+        .filter(|cpu| !shards.contains(cpu))
+        .collect();
+    if spare.is_empty() {
+        allowed.to_vec()
+    } else {
+        spare
+    }
+}
+
+/// Restricts the calling thread to `cpus` (`sched_setaffinity(2)`); threads it spawns later
+/// inherit the mask. Errors: the system call's error (e.g. a CPU outside the cpuset).
+pub fn pin_current_thread(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET is only called below CPU_SETSIZE.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus.iter().filter(|&&cpu| cpu < libc::CPU_SETSIZE as usize) {
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,6 +84,14 @@ mod tests {
             .unwrap_err()
             .contains("--smp 3 is larger"));
         assert!(shard_cpus(&[1], Some(0)).is_err());
+    }
+
+    #[test]
+    fn helper_threads_avoid_shard_cpus_when_there_is_room() {
+        assert_eq!(helper_cpus(&[0, 1], &[0]), vec![1]);
+        assert_eq!(helper_cpus(&[0, 1, 2, 3], &[0, 1]), vec![2, 3]);
+        assert_eq!(helper_cpus(&[0, 1], &[0, 1]), vec![0, 1]);
+        assert_eq!(helper_cpus(&[3], &[3]), vec![3]);
     }
 
     #[test]

@@ -74,24 +74,60 @@ fn taskset_pins_the_shard_to_the_allowed_cpu() {
         .spawn()
         .expect("taskset");
     // The shard thread is named shard-0; its affinity must be exactly that CPU.
+    let found = thread_cpus(child.id(), "shard-0");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(found.as_deref(), Some(cpu.to_string().as_str()));
+}
+
+/// Waits up to 10 s for the thread `name` of process `pid` and returns its
+/// `Cpus_allowed_list` (e.g. "1" or "0-1").
+fn thread_cpus(pid: u32, name: &str) -> Option<String> {
     let deadline = Instant::now() + Duration::from_secs(10);
-    let mut found = None;
-    while found.is_none() && Instant::now() < deadline {
+    while Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
-        let tasks = format!("/proc/{}/task", child.id());
+        let tasks = format!("/proc/{pid}/task");
         for entry in std::fs::read_dir(&tasks).into_iter().flatten().flatten() {
             let status = std::fs::read_to_string(entry.path().join("status")).unwrap_or_default();
-            if status.lines().any(|l| l == "Name:\tshard-0") {
-                found = status
+            if status.lines().any(|l| l == format!("Name:\t{name}")) {
+                return status
                     .lines()
                     .find_map(|l| l.strip_prefix("Cpus_allowed_list:\t"))
                     .map(str::to_owned);
             }
         }
     }
-    let _ = child.kill();
-    let _ = child.wait();
-    assert_eq!(found.as_deref(), Some(cpu.to_string().as_str()));
+    None
+}
+
+#[test]
+fn helper_threads_stay_off_the_shard_cpus() {
+    let allowed = shardline::cpus::allowed_cpus().expect("affinity");
+    if allowed.len() < 2 {
+        eprintln!("skipped: needs two CPUs in the affinity mask");
+        return;
+    }
+    let server = Server::start(&["--smp", "1"]);
+    let shard = thread_cpus(server.child.id(), "shard-0");
+    let metrics = thread_cpus(server.child.id(), "shardline-metri");
+    assert_eq!(shard.as_deref(), Some(allowed[0].to_string().as_str()));
+    let metrics = metrics.expect("metrics thread");
+    let metrics_cpus: Vec<usize> = metrics
+        .split(',')
+        .flat_map(|part| match part.split_once('-') {
+            Some((a, b)) => (a.parse::<usize>().unwrap()..=b.parse().unwrap()).collect(),
+            None => vec![part.parse::<usize>().unwrap()],
+        })
+        .collect();
+    assert_eq!(metrics_cpus, allowed[1..].to_vec());
+    assert!(
+        server
+            .log_lines()
+            .iter()
+            .any(|l| l.contains(&format!("other threads on CPU(s) {:?}", &allowed[1..]))),
+        "{:?}",
+        server.log_lines()
+    );
 }
 
 #[test]

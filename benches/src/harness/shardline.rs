@@ -175,7 +175,7 @@ mod tests {
     #[test]
     fn finds_addresses_in_the_startup_line() {
         let line = "2026-11-30T15:00:00Z INFO shardline 0.1.0 starting: 1 shard(s) on CPU(s) [0], \
-                    listening on 127.0.0.1:40123 (TLS), metrics on http://127.0.0.1:40124/metrics, hash mode yield";
+                    other threads on CPU(s) [1], listening on 127.0.0.1:40123 (TLS), metrics on http://127.0.0.1:40124/metrics, hash mode yield";
         assert_eq!(
             addr_after(line, "listening on ").map(|a| a.port()),
             Some(40123)

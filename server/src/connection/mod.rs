@@ -215,6 +215,9 @@ where
                     break 'conn reason;
                 }
             }
+            // A long pipeline, or a client whose next requests are always already in the
+            // socket, must not keep the shard past its task quota.
+            glommio::yield_if_needed().await;
         }
         pipeline.drain().await;
         if let Err(reason) = write_out(shard, &mut stream, &mut pipeline).await {
