@@ -116,6 +116,15 @@ fn smoke_run_writes_tables_json_and_chart() {
         json["rpc"].as_array().is_some_and(|r| !r.is_empty()),
         "no RPC rows"
     );
+    let scrape = json["scrape"].as_array().expect("scrape rows");
+    assert_eq!(scrape.len(), 2, "scrape rows: alone and scraped");
+    assert!(scrape[0]["scrape_interval_ms"].is_null());
+    assert_eq!(scrape[1]["scrape_interval_ms"], 100);
+    assert!(
+        scrape[1]["runs"][0]["scrapes"].as_u64().unwrap_or(0) >= 1,
+        "no scrape during the scraped run: {}",
+        scrape[1]
+    );
     assert!(
         json["goals"].as_array().is_some_and(|g| g.len() >= 5),
         "no goals"

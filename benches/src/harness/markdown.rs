@@ -155,6 +155,31 @@ pub fn render(r: &Results) -> String {
         }
     }
 
+    if !r.scrape.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n### Scraping `/metrics` under load (redis-benchmark `-c {} -P {} -t get`, same server, alone then scraped)\n",
+            p.rpc_clients, p.rpc_pipeline
+        );
+        out.push_str(
+            "| scrapes during the run | requests/s | reactor stalls | quota-violation ms |\n\
+             |---|---|---|---|\n",
+        );
+        for row in &r.scrape {
+            let label = match row.scrape_interval_ms {
+                Some(ms) => format!("every {ms} ms ({} scrapes)", cell(&row.scrapes)),
+                None => "none".to_owned(),
+            };
+            let _ = writeln!(
+                out,
+                "| {label} | {} | {} | {} |",
+                cell(&row.req_per_s),
+                cell(&row.stalls),
+                cell(&row.quota_violation_ms),
+            );
+        }
+    }
+
     out.push_str(
         "\n### Goals (medians)\n\n| goal | target | measured | met |\n|---|---|---|---|\n",
     );

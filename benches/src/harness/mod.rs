@@ -5,7 +5,7 @@
 //! One concern per module: processes ([`process`]), certificates ([`certs`]), each server
 //! ([`shardline`], [`redis`], [`server`]), each client ([`redis_benchmark`],
 //! [`load_client`]), each measurement source ([`prom`], [`procstat`]), each table
-//! ([`headline`], [`reconnect`], [`rpc`]), and each output ([`markdown`], [`chart`], JSON via
+//! ([`headline`], [`reconnect`], [`rpc`], [`scrape`]), and each output ([`markdown`], [`chart`], JSON via
 //! serde in [`results`]).
 
 pub mod certs;
@@ -25,6 +25,7 @@ pub mod redis;
 pub mod redis_benchmark;
 pub mod results;
 pub mod rpc;
+pub mod scrape;
 pub mod server;
 pub mod session;
 pub mod shardline;
@@ -160,6 +161,11 @@ pub fn run(
     let reconnect = reconnect::run(&session, &mut notes);
     session.progress("RPC table (persistent, pipelined)");
     let rpc = rpc::run(&session, &mut notes);
+    session.progress("scraping /metrics under load");
+    let scrape = scrape::run(&session).unwrap_or_else(|err| {
+        notes.push(format!("scrape-under-load rows failed: {err}"));
+        Vec::new()
+    });
     notes.extend(disturbance_note(&headline, &reconnect, &rpc));
     notes.extend(headline.iter().filter_map(cross_check_note));
     let goals = goals::evaluate(
@@ -179,6 +185,7 @@ pub fn run(
         headline,
         reconnect,
         rpc,
+        scrape,
         goals,
         notes,
     };

@@ -84,8 +84,15 @@ pub struct Plan {
     pub rpc_keyspace: u64,
     /// `-d` value size of the RPC table, bytes.
     pub rpc_value_bytes: u32,
+    /// Interval of the scraper in the scrape-under-load comparison, ms.
+    #[serde(default = "default_scrape_interval_ms")]
+    pub scrape_interval_ms: u64,
     /// Also run Debian's redis-server as the peer.
     pub with_redis: bool,
+}
+
+fn default_scrape_interval_ms() -> u64 {
+    100
 }
 
 impl Plan {
@@ -115,6 +122,7 @@ impl Plan {
             rpc_requests_max: 50_000_000,
             rpc_keyspace: 100_000,
             rpc_value_bytes: 16,
+            scrape_interval_ms: default_scrape_interval_ms(),
             with_redis: true,
         }
     }

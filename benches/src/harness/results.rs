@@ -29,6 +29,9 @@ pub struct Results {
     pub reconnect: Vec<ReconnectRow>,
     /// RPC table: persistent pipelined GET/SET, TLS on and off.
     pub rpc: Vec<RpcRow>,
+    /// Persistent GETs with and without a `/metrics` scrape every 100 ms.
+    #[serde(default)]
+    pub scrape: Vec<ScrapeRow>,
     /// Each goal of issue 5 with its measured value.
     pub goals: Vec<Goal>,
     /// Parts that could not run and why.
@@ -206,6 +209,40 @@ pub struct RpcRow {
     pub client_cpu_util: Summary,
     /// Every run.
     pub runs: Vec<RpcRun>,
+}
+
+/// One run of the scrape-under-load comparison.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ScrapeRun {
+    /// Interval of the scraper, ms; `None` = no scraping during this run.
+    pub scrape_interval_ms: Option<u64>,
+    /// GET requests per second.
+    pub req_per_s: f64,
+    /// `shardline_reactor_stalls_count` delta (all shards).
+    pub stalls: f64,
+    /// Quota-violation time delta (all shards and groups), ms.
+    pub quota_violation_ms: f64,
+    /// Successful scrapes during the run.
+    pub scrapes: u64,
+    /// Scrapes that failed (timeout, error status).
+    pub failed_scrapes: u64,
+}
+
+/// Scrape-under-load row: the persistent GET workload without or with scraping.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScrapeRow {
+    /// Interval of the scraper, ms; `None` = no scraping.
+    pub scrape_interval_ms: Option<u64>,
+    /// GET requests per second.
+    pub req_per_s: Summary,
+    /// Reactor stalls during the run.
+    pub stalls: Summary,
+    /// Quota-violation time during the run, ms.
+    pub quota_violation_ms: Summary,
+    /// Scrapes during the run.
+    pub scrapes: Summary,
+    /// Every run.
+    pub runs: Vec<ScrapeRun>,
 }
 
 /// One goal of the issue.

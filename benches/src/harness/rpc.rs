@@ -18,7 +18,8 @@ pub const SHARDLINE: &str = "shardline";
 /// Server label of redis-server rows.
 pub const REDIS: &str = "redis-server 7";
 
-fn workload(session: &Session, test: &str) -> Workload {
+/// The RPC workload of `test` (`set` or `get`) with the plan's sizes.
+pub fn workload(session: &Session, test: &str) -> Workload {
     let plan = &session.plan;
     Workload {
         test: test.to_owned(),
