@@ -14,7 +14,7 @@ use hmac::{Hmac, Mac};
 use lru::LruCache;
 use rand::RngCore;
 use sha2::Sha512;
-use zeroize::Zeroizing;
+use zeroize::{Zeroize, Zeroizing};
 
 /// Cache settings. `ttl == 0` (the default) turns the cache off.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,9 +59,32 @@ fn password_tag(password: &[u8]) -> Zeroizing<[u8; 64]> {
     Zeroizing::new(mac.finalize().into_bytes().into())
 }
 
+/// A cache key: the user name and the keyed hash of the password. The tag is wiped when the
+/// key is dropped (evicted, expired, cleared on reload, or a lookup's temporary).
+#[derive(PartialEq, Eq, Hash)]
+struct CacheKey {
+    user: Vec<u8>,
+    tag: [u8; 64],
+}
+
+impl CacheKey {
+    fn new(user: &[u8], password: &[u8]) -> CacheKey {
+        CacheKey {
+            user: user.to_vec(),
+            tag: *password_tag(password),
+        }
+    }
+}
+
+impl Drop for CacheKey {
+    fn drop(&mut self) {
+        self.tag.zeroize();
+    }
+}
+
 /// A bounded, expiring cache of (user, keyed password hash) pairs known to be valid.
 pub struct CredentialsCache {
-    entries: LruCache<(Vec<u8>, [u8; 64]), Instant>,
+    entries: LruCache<CacheKey, Instant>,
     ttl: Duration,
     generation: u64,
     hits: u64,
@@ -108,7 +131,7 @@ impl CredentialsCache {
     /// `generation`. Counts a hit or a miss; removes an expired entry.
     pub fn lookup(&mut self, generation: u64, user: &[u8], password: &[u8], now: Instant) -> bool {
         self.sync_generation(generation);
-        let key = (user.to_vec(), *password_tag(password));
+        let key = CacheKey::new(user, password);
         let hit = match self.entries.get(&key) {
             Some(&expires) if now < expires => true,
             Some(_) => {
@@ -129,7 +152,7 @@ impl CredentialsCache {
     pub fn insert(&mut self, generation: u64, user: &[u8], password: &[u8], now: Instant) {
         self.sync_generation(generation);
         self.entries
-            .put((user.to_vec(), *password_tag(password)), now + self.ttl);
+            .put(CacheKey::new(user, password), now + self.ttl);
     }
 
     /// Lookups that found a valid entry.
