@@ -1,4 +1,6 @@
-//! List commands: LPUSH RPUSH LPOP RPOP LRANGE LLEN (Redis 7 `t_list.c`).
+//! List commands: LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LRANGE LLEN LINDEX
+//! LSET (Redis 7 `t_list.c`); the editing commands are in
+//! [`super::list_edit`].
 
 use std::collections::VecDeque;
 
@@ -14,7 +16,9 @@ enum End {
     Tail,
 }
 
-fn push(db: &mut Db, args: &[Bytes], now: u64, end: End) -> Frame {
+/// Shared LPUSH / RPUSH / LPUSHX / RPUSHX; `only_existing` (the X forms)
+/// replies 0 instead of creating a missing key.
+fn push(db: &mut Db, args: &[Bytes], now: u64, end: End, only_existing: bool) -> Frame {
     let items = args[2..].iter().map(|v| Bytes::copy_from_slice(v));
     let len = match db.get_mut(&args[1], now) {
         Some(Value::List(list)) => {
@@ -22,6 +26,7 @@ fn push(db: &mut Db, args: &[Bytes], now: u64, end: End) -> Frame {
             list.len()
         }
         Some(_) => return wrong_type(),
+        None if only_existing => 0,
         None => {
             let mut list = VecDeque::with_capacity(args.len() - 2);
             extend(&mut list, items, end);
@@ -45,12 +50,22 @@ fn extend(list: &mut VecDeque<Bytes>, items: impl Iterator<Item = Bytes>, end: E
 /// `LPUSH key element...` → new length; elements are pushed one by one, so
 /// `LPUSH k a b c` yields `c b a`.
 pub fn lpush(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
-    push(db, args, now, End::Head)
+    push(db, args, now, End::Head, false)
 }
 
 /// `RPUSH key element...` → new length.
 pub fn rpush(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
-    push(db, args, now, End::Tail)
+    push(db, args, now, End::Tail, false)
+}
+
+/// `LPUSHX key element...` → new length, 0 (and no key) if missing.
+pub fn lpushx(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    push(db, args, now, End::Head, true)
+}
+
+/// `RPUSHX key element...` → new length, 0 (and no key) if missing.
+pub fn rpushx(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    push(db, args, now, End::Tail, true)
 }
 
 /// Redis 7 `popGenericCommand`: without count → bulk or Null; with count →
@@ -137,5 +152,54 @@ pub fn llen(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Some(Value::List(list)) => Frame::Integer(list.len() as i64),
         Some(_) => wrong_type(),
         None => Frame::Integer(0),
+    }
+}
+
+/// Position of a possibly negative `index` in a list of `len`, if in range.
+pub(super) fn resolve_index(index: i64, len: usize) -> Option<usize> {
+    let len = i64::try_from(len).ok()?;
+    let i = if index < 0 {
+        index.checked_add(len)?
+    } else {
+        index
+    };
+    usize::try_from(i).ok().filter(|_| i < len)
+}
+
+/// `LINDEX key index` → the element or Null (missing key or out of range).
+/// The key is looked up before the index is parsed, as Redis does.
+pub fn lindex(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let list = match db.get(&args[1], now) {
+        Some(Value::List(list)) => list,
+        Some(_) => return wrong_type(),
+        None => return Frame::Null,
+    };
+    let index = match int_arg(&args[2]) {
+        Ok(i) => i,
+        Err(e) => return e,
+    };
+    resolve_index(index, list.len())
+        .and_then(|i| list.get(i))
+        .map_or(Frame::Null, |v| Frame::Bulk(v.clone()))
+}
+
+/// `LSET key index element` → OK. Errors in order: `ERR no such key`,
+/// WRONGTYPE, integer, `ERR index out of range`.
+pub fn lset(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let list = match db.get_mut(&args[1], now) {
+        Some(Value::List(list)) => list,
+        Some(_) => return wrong_type(),
+        None => return Frame::error("ERR no such key"),
+    };
+    let index = match int_arg(&args[2]) {
+        Ok(i) => i,
+        Err(e) => return e,
+    };
+    match resolve_index(index, list.len()).and_then(|i| list.get_mut(i)) {
+        Some(slot) => {
+            *slot = Bytes::copy_from_slice(&args[3]);
+            Frame::ok()
+        }
+        None => Frame::error("ERR index out of range"),
     }
 }

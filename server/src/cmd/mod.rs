@@ -2,12 +2,17 @@
 //! reply and error semantics, plus the command table ([`table`]) and the
 //! helpers that split and merge multi-shard commands ([`fanout`]).
 
+mod bignum;
 mod expire;
 pub mod fanout;
+mod getex;
 mod hash;
+mod hash_incr;
 mod incr;
 mod keys;
 mod list;
+mod list_edit;
+mod longdouble;
 pub mod reply;
 mod set_cmd;
 mod sets;
@@ -52,6 +57,13 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "setnx" => strings::setnx,
         "append" => strings::append,
         "strlen" => strings::strlen,
+        "getset" => strings::getset,
+        "getrange" => strings::getrange,
+        "setrange" => strings::setrange,
+        "getex" => getex::getex,
+        "setex" => getex::setex,
+        "psetex" => getex::psetex,
+        "incrbyfloat" => incr::incrbyfloat,
         "incr" => incr::incr,
         "decr" => incr::decr,
         "incrby" => incr::incrby,
@@ -78,17 +90,36 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "rpop" => list::rpop,
         "lrange" => list::lrange,
         "llen" => list::llen,
+        "lpushx" => list::lpushx,
+        "rpushx" => list::rpushx,
+        "lindex" => list::lindex,
+        "lset" => list::lset,
+        "lrem" => list_edit::lrem,
+        "ltrim" => list_edit::ltrim,
+        "linsert" => list_edit::linsert,
+        "lpos" => list_edit::lpos,
         "hset" => hash::hset,
         "hget" => hash::hget,
         "hdel" => hash::hdel,
         "hgetall" => hash::hgetall,
         "hlen" => hash::hlen,
+        "hmset" => hash::hmset,
+        "hsetnx" => hash::hsetnx,
+        "hmget" => hash::hmget,
+        "hkeys" => hash::hkeys,
+        "hvals" => hash::hvals,
+        "hexists" => hash::hexists,
+        "hstrlen" => hash::hstrlen,
+        "hincrby" => hash_incr::hincrby,
+        "hincrbyfloat" => hash_incr::hincrbyfloat,
         "sadd" => sets::sadd,
         "srem" => sets::srem,
         "smembers" => sets::smembers,
         "scard" => sets::scard,
         "sismember" => sets::sismember,
         "spop" => sets::spop,
+        "smismember" => sets::smismember,
+        "srandmember" => sets::srandmember,
         other => {
             return Frame::error(format!("ERR '{other}' is not a keyspace command"));
         }

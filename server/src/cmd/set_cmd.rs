@@ -59,21 +59,27 @@ fn parse_options(args: &[Bytes]) -> Result<Options<'_>, Frame> {
     Ok(Options { flags, expire })
 }
 
-/// Absolute deadline in unix ms from the expire argument, validated as
-/// Redis 7 `getExpireMillisecondsOrReply`.
-fn deadline(arg: &[u8], flags: u8, now: u64) -> Result<i64, Frame> {
+/// Absolute deadline in unix ms from an expire argument, validated as
+/// Redis 7 `getExpireMillisecondsOrReply`: `seconds` for EX/EXAT units,
+/// `relative` for EX/PX (adds `now`); errors name `command`.
+pub(super) fn expire_deadline(
+    arg: &[u8],
+    seconds: bool,
+    relative: bool,
+    now: u64,
+    command: &str,
+) -> Result<i64, Frame> {
     let mut ms = int_arg(arg)?;
-    let seconds = flags & (EX | EXAT) != 0;
     if ms <= 0 || (seconds && ms > i64::MAX / 1000) {
-        return Err(invalid_expire("set"));
+        return Err(invalid_expire(command));
     }
     if seconds {
         ms *= 1000;
     }
-    if flags & (EX | PX) != 0 {
+    if relative {
         ms = ms
             .checked_add(i64::try_from(now).unwrap_or(i64::MAX))
-            .ok_or_else(|| invalid_expire("set"))?;
+            .ok_or_else(|| invalid_expire(command))?;
     }
     Ok(ms)
 }
@@ -88,7 +94,10 @@ pub fn set(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     };
     let deadline = match opts
         .expire
-        .map(|e| deadline(e, opts.flags, now))
+        .map(|e| {
+            let seconds = opts.flags & (EX | EXAT) != 0;
+            expire_deadline(e, seconds, opts.flags & (EX | PX) != 0, now, "set")
+        })
         .transpose()
     {
         Ok(d) => d,

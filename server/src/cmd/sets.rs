@@ -1,12 +1,12 @@
-//! Set commands: SADD SREM SMEMBERS SCARD SISMEMBER SPOP (Redis 7
-//! `t_set.c`).
+//! Set commands: SADD SREM SMEMBERS SCARD SISMEMBER SMISMEMBER SPOP
+//! SRANDMEMBER (Redis 7 `t_set.c`).
 
 use std::collections::HashSet;
 
 use bytes::Bytes;
-use rand::seq::IteratorRandom;
+use rand::seq::{IteratorRandom, SliceRandom};
 
-use super::reply::{positive_arg, syntax_error, wrong_type};
+use super::reply::{int_arg, positive_arg, syntax_error, wrong_type};
 use crate::keyspace::{Db, Value};
 use crate::resp::Frame;
 
@@ -109,4 +109,72 @@ pub fn spop(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     };
     db.remove_if_empty(&args[1]);
     reply
+}
+
+/// `SMISMEMBER key member...` → array of integers 1/0 (all 0 if missing).
+pub fn smismember(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let members = args[2..].iter();
+    match db.get(&args[1], now) {
+        Some(Value::Set(set)) => Frame::Array(
+            members
+                .map(|m| Frame::Integer(i64::from(set.contains(&m[..]))))
+                .collect(),
+        ),
+        Some(_) => wrong_type(),
+        None => Frame::Array(members.map(|_| Frame::Integer(0)).collect()),
+    }
+}
+
+/// Largest `-count` SRANDMEMBER serves (Redis has no limit and streams the
+/// reply; shardline builds it in memory, so bounds it).
+const MAX_REPEATED: usize = 1 << 24;
+
+/// `SRANDMEMBER key [count]`: without count → a random member or Null;
+/// with count → an array (in RESP3 too) of `min(count, size)` distinct
+/// members, or for a negative count exactly `-count` members that may
+/// repeat; empty array if missing or count 0. The count is parsed before
+/// the lookup; `i64::MIN` is out of range and more arguments are `ERR
+/// syntax error`. A negative count beyond `-2^24` is `ERR value is out of
+/// range` (a shardline limit).
+pub fn srandmember(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let count = match args.len() {
+        2 => None,
+        3 => match int_arg(&args[2]) {
+            Ok(i64::MIN) => {
+                return Frame::error(
+                    "ERR value is out of range, value must between -9223372036854775807 and \
+                     9223372036854775807",
+                )
+            }
+            Ok(n) => Some(n),
+            Err(e) => return e,
+        },
+        _ => return syntax_error(),
+    };
+    let set = match db.get(&args[1], now) {
+        Some(Value::Set(set)) => set,
+        Some(_) => return wrong_type(),
+        None if count.is_some() => return Frame::Array(Vec::new()),
+        None => return Frame::Null,
+    };
+    let mut rng = rand::thread_rng();
+    let Some(count) = count else {
+        return set
+            .iter()
+            .choose(&mut rng)
+            .map_or(Frame::Null, |m| Frame::Bulk(m.clone()));
+    };
+    let n = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
+    if count >= 0 {
+        let picked = set.iter().cloned().choose_multiple(&mut rng, n);
+        return Frame::Array(picked.into_iter().map(Frame::Bulk).collect());
+    }
+    if n > MAX_REPEATED {
+        return Frame::error("ERR value is out of range");
+    }
+    let all: Vec<&Bytes> = set.iter().collect();
+    let picked = (0..n)
+        .filter_map(|_| all.choose(&mut rng).map(|m| Frame::Bulk((*m).clone())))
+        .collect();
+    Frame::Array(picked)
 }

@@ -1,9 +1,9 @@
-//! String commands other than SET and the counters: GET GETDEL MGET MSET
-//! SETNX APPEND STRLEN (Redis 7 `t_string.c`).
+//! String commands other than SET and the counters: GET GETDEL GETSET MGET
+//! MSET SETNX APPEND STRLEN GETRANGE SETRANGE (Redis 7 `t_string.c`).
 
 use bytes::{Bytes, BytesMut};
 
-use super::reply::{wrong_arity, wrong_type};
+use super::reply::{int_arg, wrong_arity, wrong_type};
 use crate::keyspace::{Db, Value};
 use crate::resp::Frame;
 
@@ -105,5 +105,103 @@ pub fn strlen(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Some(Value::Str(v)) => Frame::Integer(v.len() as i64),
         Some(_) => wrong_type(),
         None => Frame::Integer(0),
+    }
+}
+
+/// `GETSET key value` → the old value (Null if missing; WRONGTYPE and no
+/// write for non-strings), then sets the new one and clears the TTL.
+pub fn getset(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let old = match db.get(&args[1], now) {
+        Some(Value::Str(v)) => Frame::Bulk(v.clone()),
+        Some(_) => return wrong_type(),
+        None => Frame::Null,
+    };
+    db.set(
+        &args[1],
+        Value::Str(Bytes::copy_from_slice(&args[2])),
+        false,
+        now,
+    );
+    old
+}
+
+/// `GETRANGE key start end` → the inclusive substring (negative offsets
+/// count from the end, out-of-range ones are clamped); empty bulk for a
+/// missing key or an empty range. Offsets are parsed before the lookup.
+pub fn getrange(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let (start, end) = match (int_arg(&args[2]), int_arg(&args[3])) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    let v = match db.get(&args[1], now) {
+        Some(Value::Str(v)) => v,
+        Some(_) => return wrong_type(),
+        None => return Frame::Bulk(Bytes::new()),
+    };
+    if start < 0 && end < 0 && start > end {
+        return Frame::Bulk(Bytes::new());
+    }
+    let len = v.len() as i64;
+    let start = if start < 0 { len + start } else { start }.max(0);
+    let end = if end < 0 { len + end } else { end }.max(0).min(len - 1);
+    if start > end || len == 0 {
+        return Frame::Bulk(Bytes::new());
+    }
+    Frame::Bulk(v.slice(start as usize..=end as usize))
+}
+
+/// Redis `proto-max-bulk-len` default: the largest string SETRANGE may
+/// create.
+const MAX_STRING_LEN: i64 = 512 * 1024 * 1024;
+
+/// `SETRANGE key offset value` → the new length. Overwrites from `offset`,
+/// zero-padding as needed; creates the key unless `value` is empty (then
+/// replies the current length, 0 if missing); keeps the TTL. Errors: `ERR
+/// offset is out of range` (negative), `ERR string exceeds maximum allowed
+/// size (proto-max-bulk-len)` (offset + len > 512 MiB), WRONGTYPE.
+pub fn setrange(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let offset = match int_arg(&args[2]) {
+        Ok(o) if o < 0 => return Frame::error("ERR offset is out of range"),
+        Ok(o) => o,
+        Err(e) => return e,
+    };
+    let value = &args[3];
+    let too_long = || {
+        offset
+            .checked_add(value.len() as i64)
+            .is_none_or(|total| total > MAX_STRING_LEN)
+    };
+    let exceeds = || Frame::error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+    match db.get_mut(&args[1], now) {
+        Some(Value::Str(v)) => {
+            if value.is_empty() {
+                return Frame::Integer(v.len() as i64);
+            }
+            if too_long() {
+                return exceeds();
+            }
+            let mut buf = match std::mem::take(v).try_into_mut() {
+                Ok(buf) => buf,
+                Err(shared) => BytesMut::from(&shared[..]),
+            };
+            let (offset, end) = (offset as usize, offset as usize + value.len());
+            if buf.len() < end {
+                buf.resize(end, 0);
+            }
+            buf[offset..end].copy_from_slice(value);
+            let len = buf.len();
+            *v = buf.freeze();
+            Frame::Integer(len as i64)
+        }
+        Some(_) => wrong_type(),
+        None if value.is_empty() => Frame::Integer(0),
+        None if too_long() => exceeds(),
+        None => {
+            let mut buf = vec![0u8; offset as usize + value.len()];
+            buf[offset as usize..].copy_from_slice(value);
+            let len = buf.len();
+            db.set(&args[1], Value::Str(Bytes::from(buf)), false, now);
+            Frame::Integer(len as i64)
+        }
     }
 }

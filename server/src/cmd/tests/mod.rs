@@ -1,10 +1,14 @@
 //! Command tests: exact RESP bytes for every command.
 
 mod expire;
+mod float;
 mod generic;
 mod hash;
+mod hash_more;
 mod list;
+mod list_edit;
 mod sets;
+mod string_range;
 mod strings;
 
 use bytes::Bytes;
