@@ -86,6 +86,8 @@ const NO_AUTH: &[&str] = &[
     "allow_busy",
 ];
 
+const TX_FAST: &[&str] = &["noscript", "loading", "stale", "fast", "allow_busy"];
+
 use KeyRouting::{AllShards, Connection, MultiKey, SingleKey};
 
 /// Shorthand constructor for a table row.
@@ -206,6 +208,12 @@ static COMMANDS: &[CommandSpec] = &[
     c("select", 2, &["loading", "stale", "fast"], K0, Connection, "connection", "1.0.0", "Change the selected database for the current connection", &["@fast", "@connection"]),
     c("quit", -1, NO_AUTH, K0, Connection, "connection", "1.0.0", "Close the connection", &["@fast", "@connection"]),
     c("reset", 1, NO_AUTH, K0, Connection, "connection", "6.2.0", "Reset the connection", &["@fast", "@connection"]),
+    // transactions (served by the connection: connection/transaction.rs)
+    c("multi", 1, TX_FAST, K0, Connection, "transactions", "1.2.0", "Mark the start of a transaction block", &["@fast", "@transaction"]),
+    c("exec", 1, &["noscript", "loading", "stale", "skip_slowlog"], K0, Connection, "transactions", "1.2.0", "Execute all commands issued after MULTI", &["@slow", "@transaction"]),
+    c("discard", 1, TX_FAST, K0, Connection, "transactions", "2.0.0", "Discard all commands issued after MULTI", &["@fast", "@transaction"]),
+    c("watch", -2, TX_FAST, KN, Connection, "transactions", "2.2.0", "Watch the given keys to determine execution of the MULTI/EXEC block", &["@fast", "@transaction"]),
+    c("unwatch", 1, TX_FAST, K0, Connection, "transactions", "2.2.0", "Forget about all watched keys", &["@fast", "@transaction"]),
     c("hello", -1, NO_AUTH, K0, Connection, "connection", "6.0.0", "Handshake with Redis", &["@fast", "@connection"]),
     c("auth", -2, NO_AUTH, K0, Connection, "connection", "1.0.0", "Authenticate to the server", &["@fast", "@connection"]),
     c("client", -2, &[], K0, Connection, "connection", "2.4.0", "A container for client connection commands", &["@slow"]),

@@ -9,6 +9,7 @@ use shardline_metrics::Activity;
 use super::commands;
 use super::pipeline::Pipeline;
 use super::session::Session;
+use super::transaction;
 use super::CloseReason;
 use crate::cmd::table::{self, CommandSpec, KeyRouting};
 use crate::cmd::{fanout, reply};
@@ -35,6 +36,9 @@ pub async fn dispatch(
         return Flow::Continue;
     };
     let Some(spec) = table::lookup(name) else {
+        if let Some(txn) = &mut session.transaction {
+            txn.aborted = true;
+        }
         shard.metrics.command_error("unknown_command");
         pipeline.ready(session.protocol, reply::unknown_command(&args));
         return Flow::Continue;
@@ -46,6 +50,9 @@ pub async fn dispatch(
         .commands_processed
         .set(shard.info.commands_processed.get() + 1);
     if !spec.arity_ok(args.len()) {
+        if let Some(txn) = &mut session.transaction {
+            txn.aborted = true;
+        }
         shard.metrics.command_error("arity");
         pipeline.ready(session.protocol, reply::wrong_arity(spec.name));
         return Flow::Continue;
@@ -59,6 +66,19 @@ pub async fn dispatch(
         return Flow::Continue;
     }
     let protocol = session.protocol;
+    if let Some(txn) = &mut session.transaction {
+        if !transaction::runs_inside_multi(spec.name) {
+            txn.queued.push(args);
+            pipeline.ready(protocol, Frame::Simple("QUEUED".into()));
+            return Flow::Continue;
+        }
+    }
+    if matches!(
+        spec.name,
+        "multi" | "exec" | "discard" | "watch" | "unwatch"
+    ) {
+        return transaction::execute(shard, session, spec.name, pipeline).await;
+    }
     match spec.routing {
         KeyRouting::Connection => {
             // Connection commands may change the protocol or the identity: earlier replies are

@@ -8,6 +8,7 @@ mod commands;
 mod dispatch;
 mod pipeline;
 mod session;
+mod transaction;
 
 use std::rc::Rc;
 use std::sync::atomic::Ordering;

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 
 use crate::resp::{Frame, Protocol};
 
@@ -22,6 +22,7 @@ pub struct Pipeline {
 enum Entry {
     Ready(Frame),
     Later(LaterReply),
+    Raw(Bytes),
 }
 
 impl Pipeline {
@@ -42,6 +43,17 @@ impl Pipeline {
         }
     }
 
+    /// Adds bytes that are already encoded, e.g. the `*N` header of EXEC's reply whose N
+    /// elements follow as their own replies.
+    pub fn raw(&mut self, bytes: Bytes) {
+        if self.queue.is_empty() {
+            self.out.extend_from_slice(&bytes);
+        } else {
+            // The protocol is not used for raw bytes.
+            self.queue.push_back((Protocol::Resp2, Entry::Raw(bytes)));
+        }
+    }
+
     /// Adds a reply that another shard will produce.
     pub fn later(&mut self, protocol: Protocol, reply: LaterReply) {
         self.queue.push_back((protocol, Entry::Later(reply)));
@@ -53,6 +65,10 @@ impl Pipeline {
             let frame = match entry {
                 Entry::Ready(frame) => frame,
                 Entry::Later(reply) => reply.await,
+                Entry::Raw(bytes) => {
+                    self.out.extend_from_slice(&bytes);
+                    continue;
+                }
             };
             frame.encode(protocol, &mut self.out);
         }

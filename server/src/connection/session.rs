@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::transaction::Transaction;
 use crate::resp::Protocol;
 
 /// Per-connection state (Redis's `client` struct, the parts we serve).
@@ -32,6 +33,8 @@ pub struct Session {
     pub last_command: Instant,
     /// The shard serving this connection.
     pub shard: usize,
+    /// Commands queued since MULTI; `None` outside a transaction.
+    pub transaction: Option<Transaction>,
 }
 
 impl Session {
@@ -50,6 +53,7 @@ impl Session {
             created: now,
             last_command: now,
             shard,
+            transaction: None,
         }
     }
 
@@ -64,5 +68,6 @@ impl Session {
         self.user = None;
         self.protocol = Protocol::Resp2;
         self.name = None;
+        self.transaction = None;
     }
 }

@@ -89,6 +89,31 @@ def test_pipeline_of_many_commands_keeps_order(server):
     assert replies[2::3] == list(range(1, 501))
 
 
+def test_transactional_pipeline_across_shards(server):
+    r = server.client()
+    # redis-py's default pipeline is a MULTI/EXEC transaction.
+    pipe = r.pipeline()
+    for i in range(100):
+        pipe.set(f"t:{i}", i)
+    pipe.incrby("t:counter", 5)
+    pipe.lpush("t:0", "x")
+    pipe.mget([f"t:{i}" for i in range(100)])
+    replies = pipe.execute(raise_on_error=False)
+    assert replies[:100] == [True] * 100
+    assert replies[100] == 5
+    assert isinstance(replies[101], redis.ResponseError) and "WRONGTYPE" in str(replies[101])
+    assert replies[102] == [str(i) for i in range(100)]
+    # All keys on one shard (hash tag): the same, run as one job there.
+    pipe = r.pipeline()
+    pipe.hset("{user:7}profile", mapping={"name": "ann"})
+    pipe.incr("{user:7}logins")
+    pipe.hget("{user:7}profile", "name")
+    assert pipe.execute() == [1, 1, "ann"]
+    # WATCH is refused, not ignored.
+    with pytest.raises(redis.ResponseError, match="WATCH is not supported"):
+        r.transaction(lambda p: p.get("t:1"), "t:1")
+
+
 def test_keys_written_on_one_shard_are_read_on_the_other(server):
     a, b = clients_on_each_shard(server)
     assert shard_of(a) == 0 and shard_of(b) == 1
