@@ -3,7 +3,7 @@
 //! `strtold`, correctly rounded), one correctly rounded addition, and
 //! `ld2string(LD_STR_HUMAN)` (`%.17Lf`, trailing zeros trimmed, `-0` → `0`).
 
-use super::bignum::Big;
+use num_bigint::BigUint;
 
 /// Exponent of the least significant mantissa bit of the smallest
 /// (subnormal) values: 2^-16445.
@@ -17,7 +17,7 @@ const MAX_CHARS: usize = 5 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LongDouble {
     neg: bool,
-    mant: Big,
+    mant: BigUint,
     exp: i64,
 }
 
@@ -35,7 +35,7 @@ impl LongDouble {
     pub fn zero(neg: bool) -> LongDouble {
         LongDouble {
             neg,
-            mant: Big::default(),
+            mant: BigUint::ZERO,
             exp: 0,
         }
     }
@@ -43,25 +43,25 @@ impl LongDouble {
     /// Rounds `n · 2^exp` to 64 significant bits (ties to even), honouring
     /// the subnormal range; `sticky` says non-zero bits were already lost
     /// below `n`. `None` on overflow.
-    fn round(neg: bool, n: &Big, exp: i64, sticky: bool) -> Option<LongDouble> {
+    fn round(neg: bool, n: &BigUint, exp: i64, sticky: bool) -> Option<LongDouble> {
         let bits = n.bits() as i64;
         let shift = (bits - 64).max(MIN_EXP - exp);
         let (mut q, mut exp) = (n.clone(), exp);
         if shift > 0 {
             let s = shift as u64;
-            q = n.shr(s);
+            q = n >> s;
             let half = n.bit(s - 1);
-            let rest = sticky || n.any_below(s - 1);
+            let rest = sticky || any_below(n, s - 1);
             if half && (rest || q.bit(0)) {
-                q = q.add(&Big::from_u64(1));
+                q += 1u32;
             }
             exp += shift;
             if q.bits() > 64 {
-                q = q.shr(1);
+                q >>= 1u32;
                 exp += 1;
             }
         }
-        if !q.is_zero() && exp + q.bits() as i64 - 1 > MAX_TOP {
+        if q != BigUint::ZERO && exp + q.bits() as i64 - 1 > MAX_TOP {
             return None;
         }
         Some(LongDouble { neg, mant: q, exp })
@@ -69,7 +69,7 @@ impl LongDouble {
 
     /// Whether the value is ±0.
     pub fn is_zero(&self) -> bool {
-        self.mant.is_zero()
+        self.mant == BigUint::ZERO
     }
 
     /// The correctly rounded sum (x87 `fadd` in extended precision).
@@ -78,16 +78,16 @@ impl LongDouble {
             return Ld::Finite(LongDouble::zero(self.neg && o.neg));
         }
         let emin = self.exp.min(o.exp);
-        let a = self.mant.shl((self.exp - emin) as u64);
-        let b = o.mant.shl((o.exp - emin) as u64);
+        let a = &self.mant << (self.exp - emin) as u64;
+        let b = &o.mant << (o.exp - emin) as u64;
         let (neg, sum) = if self.neg == o.neg {
-            (self.neg, a.add(&b))
+            (self.neg, a + b)
         } else if a >= b {
-            (self.neg, a.sub(&b))
+            (self.neg, a - b)
         } else {
-            (o.neg, b.sub(&a))
+            (o.neg, b - a)
         };
-        if sum.is_zero() {
+        if sum == BigUint::ZERO {
             return Ld::Finite(LongDouble::zero(false));
         }
         LongDouble::round(neg, &sum, emin, false).map_or(Ld::Inf, Ld::Finite)
@@ -96,18 +96,18 @@ impl LongDouble {
     /// `ld2string(value, LD_STR_HUMAN)`: `%.17Lf` with trailing zeros (and
     /// a trailing dot) removed, and `-0` written `0`.
     pub fn to_human(&self) -> String {
-        let m = self.mant.mul(&Big::pow10(17));
+        let m = &self.mant * pow10(17);
         let n = if self.exp >= 0 {
-            m.shl(self.exp as u64)
+            m << self.exp as u64
         } else {
             let s = self.exp.unsigned_abs();
-            let mut q = m.shr(s);
-            if m.bit(s - 1) && (m.any_below(s - 1) || q.bit(0)) {
-                q = q.add(&Big::from_u64(1));
+            let mut q = &m >> s;
+            if m.bit(s - 1) && (any_below(&m, s - 1) || q.bit(0)) {
+                q += 1u32;
             }
             q
         };
-        let mut digits = n.to_decimal();
+        let mut digits = n.to_string();
         if digits.len() < 18 {
             digits.insert_str(0, &"0".repeat(18 - digits.len()));
         }
@@ -166,7 +166,7 @@ pub fn parse(s: &[u8]) -> Option<Ld> {
         [m, e @ ..] if exp_mark.contains(m) => exponent(e)?,
         _ => return None,
     };
-    if mant.is_zero() {
+    if mant == BigUint::ZERO {
         return Some(Ld::Finite(LongDouble::zero(neg)));
     }
     let value = if radix == 16 {
@@ -185,10 +185,20 @@ fn hex_digit(c: u8) -> Option<u32> {
     char::from(c).to_digit(16)
 }
 
+/// `10^n`.
+fn pow10(n: u32) -> BigUint {
+    BigUint::from(10u32).pow(n)
+}
+
+/// Whether any bit of `n` below bit `i` is set.
+fn any_below(n: &BigUint, i: u64) -> bool {
+    n.trailing_zeros().is_some_and(|t| t < i)
+}
+
 /// Mantissa digits with an optional point: `(value, digits after the
 /// point, rest)`; `None` if there is no digit at all.
-fn digits(s: &[u8], radix: u32) -> Option<(Big, i64, &[u8])> {
-    let mut mant = Big::default();
+fn digits(s: &[u8], radix: u32) -> Option<(BigUint, i64, &[u8])> {
+    let mut mant = BigUint::ZERO;
     let (mut seen, mut point, mut frac) = (false, false, 0i64);
     let mut i = 0;
     while let Some(&c) = s.get(i) {
@@ -196,7 +206,7 @@ fn digits(s: &[u8], radix: u32) -> Option<(Big, i64, &[u8])> {
             point = true;
         } else if let Some(d) = char::from(c).to_digit(radix) {
             seen = true;
-            mant.mul_add_small(radix, d);
+            mant = mant * radix + d;
             if point {
                 frac += 1;
             }
@@ -227,22 +237,20 @@ fn exponent(s: &[u8]) -> Option<i64> {
 
 /// Correctly rounded `mant · 10^k`; `None` (outer) when far out of range,
 /// `Some(None)` on overflow found while rounding.
-fn decimal(neg: bool, mant: &Big, k: i64) -> Option<Option<LongDouble>> {
-    let magnitude = mant.to_decimal().len() as i64 + k;
+fn decimal(neg: bool, mant: &BigUint, k: i64) -> Option<Option<LongDouble>> {
+    let magnitude = mant.to_string().len() as i64 + k;
     if !(-4952..=4934).contains(&magnitude) {
         return None;
     }
+    let p = pow10(u32::try_from(k.unsigned_abs()).ok()?);
     if k >= 0 {
-        return Some(LongDouble::round(
-            neg,
-            &mant.mul(&Big::pow10(k as u64)),
-            0,
-            false,
-        ));
+        return Some(LongDouble::round(neg, &(mant * p), 0, false));
     }
-    let p = Big::pow10(k.unsigned_abs());
+    // Enough quotient bits (≥ 67) for rounding; the remainder is sticky.
     let s = (p.bits() as i64 - mant.bits() as i64 + 67).max(0);
-    let (q, sticky) = mant.shl(s as u64).div_sticky(&p);
+    let n = mant << s as u64;
+    let q = &n / &p;
+    let sticky = &q * &p != n;
     Some(LongDouble::round(neg, &q, -s, sticky))
 }
 
@@ -318,5 +326,15 @@ mod tests {
         let huge = sum("0", "1e4000");
         assert!(huge.starts_with("99999999999999999999654638730996237849324925835069576"));
         assert_eq!(huge.len(), 4000);
+    }
+
+    #[test]
+    fn helpers() {
+        assert_eq!(pow10(30).to_string(), format!("1{}", "0".repeat(30)));
+        assert_eq!(pow10(0), BigUint::from(1u32));
+        let eight = BigUint::from(0b1000u32);
+        assert!(any_below(&eight, 4));
+        assert!(!any_below(&eight, 3));
+        assert!(!any_below(&BigUint::ZERO, 64));
     }
 }

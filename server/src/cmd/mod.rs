@@ -2,7 +2,6 @@
 //! reply and error semantics, plus the command table ([`table`]) and the
 //! helpers that split and merge multi-shard commands ([`fanout`]).
 
-mod bignum;
 mod expire;
 pub mod fanout;
 mod getex;
