@@ -80,24 +80,13 @@ fn taskset_pins_the_shard_to_the_allowed_cpu() {
     assert_eq!(found.as_deref(), Some(cpu.to_string().as_str()));
 }
 
-/// Waits up to 10 s for the thread `name` of process `pid` and returns its
-/// `Cpus_allowed_list` (e.g. "1" or "0-1").
+/// The `Cpus_allowed_list` (e.g. "1" or "0-1") of the thread `name` of process `pid`.
 fn thread_cpus(pid: u32, name: &str) -> Option<String> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        let tasks = format!("/proc/{pid}/task");
-        for entry in std::fs::read_dir(&tasks).into_iter().flatten().flatten() {
-            let status = std::fs::read_to_string(entry.path().join("status")).unwrap_or_default();
-            if status.lines().any(|l| l == format!("Name:\t{name}")) {
-                return status
-                    .lines()
-                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:\t"))
-                    .map(str::to_owned);
-            }
-        }
-    }
-    None
+    std::fs::read_to_string(common::thread_status_path(pid, name))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:\t"))
+        .map(str::to_owned)
 }
 
 #[test]

@@ -53,25 +53,47 @@ fn debug_sleep_adds_exactly_one_stall_and_ordinary_commands_add_none() {
         client.roundtrip(&[b"GET", b"warm-up"], b"$5\r\nvalue\r\n");
     }
 
-    // Ordinary commands on a persistent connection: no stall, no report.
-    let before = stall_figures(&server);
-    for i in 0..200 {
-        let key = format!("key:{i}");
-        client.roundtrip(&[b"SET", key.as_bytes(), b"value"], b"+OK\r\n");
-        client.roundtrip(&[b"GET", key.as_bytes()], b"$5\r\nvalue\r\n");
+    // Ordinary commands on a persistent connection: no stall, no report. A stall is wall-clock
+    // time, so another process preempting the shard thread mid-poll (a loaded CI machine) makes
+    // one the server did not cause: the check is made on a window in which the kernel did not
+    // preempt the shard thread (its nonvoluntary_ctxt_switches did not move), up to 5 tries.
+    let shard_thread = common::thread_status_path(server.child.id(), "shard-0");
+    let start = stall_figures(&server);
+    let mut clean_window = false;
+    for attempt in 1..=5 {
+        let preempted_before = common::involuntary_switches(&shard_thread);
+        let before = stall_figures(&server);
+        for i in 0..200 {
+            let key = format!("key:{i}");
+            client.roundtrip(&[b"SET", key.as_bytes(), b"value"], b"+OK\r\n");
+            client.roundtrip(&[b"GET", key.as_bytes()], b"$5\r\nvalue\r\n");
+        }
+        let after = stall_figures(&server);
+        let preempted = common::involuntary_switches(&shard_thread) - preempted_before;
+        let stalls = after.0 - before.0;
+        assert!(
+            stalls <= preempted as f64,
+            "{stalls} stall(s) from ordinary commands, more than the {preempted} preemption(s) \
+             of the shard thread; buckets: {:?}",
+            server
+                .scrape()
+                .lines()
+                .filter(|l| l.starts_with("shardline_reactor_stalls_bucket"))
+                .collect::<Vec<_>>()
+        );
+        if preempted == 0 {
+            clean_window = true;
+            break;
+        }
+        eprintln!(
+            "attempt {attempt}: shard thread preempted {preempted} time(s), {stalls} stall(s)"
+        );
+    }
+    if !clean_window {
+        eprintln!("no window without preemption of the shard thread; checked stalls ≤ preemptions");
     }
     let after = stall_figures(&server);
-    assert_eq!(
-        after.0 - before.0,
-        0.0,
-        "stalls from ordinary commands; buckets: {:?}",
-        server
-            .scrape()
-            .lines()
-            .filter(|l| l.starts_with("shardline_reactor_stalls_bucket"))
-            .collect::<Vec<_>>()
-    );
-    assert_eq!(after.3 - before.3, 0.0, "reports from ordinary commands");
+    assert_eq!(after.3 - start.3, 0.0, "reports from ordinary commands");
 
     // DEBUG SLEEP 0.1: exactly one stall of at least 100 ms, one report.
     let before = after;

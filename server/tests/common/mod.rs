@@ -300,3 +300,34 @@ impl RawClient {
         self.stream.read_to_end(&mut rest).is_ok() && rest.is_empty()
     }
 }
+
+/// The `/proc/PID/task/TID/status` path of the thread named `name` in process `pid` (waits up
+/// to 10 s for it to appear).
+pub fn thread_status_path(pid: u32, name: &str) -> PathBuf {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let tasks = format!("/proc/{pid}/task");
+        for entry in std::fs::read_dir(&tasks).into_iter().flatten().flatten() {
+            let path = entry.path().join("status");
+            let status = std::fs::read_to_string(&path).unwrap_or_default();
+            if status.lines().any(|l| l == format!("Name:\t{name}")) {
+                return path;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no thread {name} in process {pid}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The thread's `nonvoluntary_ctxt_switches`: how often the kernel preempted it.
+pub fn involuntary_switches(status_path: &std::path::Path) -> u64 {
+    std::fs::read_to_string(status_path)
+        .expect("thread status")
+        .lines()
+        .find_map(|l| l.strip_prefix("nonvoluntary_ctxt_switches:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("nonvoluntary_ctxt_switches")
+}
