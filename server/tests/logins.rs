@@ -214,3 +214,34 @@ fn login_queue_sheds_connections_that_wait_too_long() {
         shed as f64
     );
 }
+
+#[test]
+fn silent_and_half_handshakes_do_not_hold_login_slots() {
+    // Two slots, shed after 2 s: if waiting clients held slots, the redis-cli below would be
+    // shed (or wait the 30 s handshake timeout) instead of answering.
+    let server = Server::start(&[
+        "--smp",
+        "1",
+        "--max-concurrent-logins",
+        "2",
+        "--login-queue-timeout-ms",
+        "2000",
+        "--handshake-timeout-ms",
+        "30000",
+    ]);
+    let addr = format!("127.0.0.1:{}", server.port());
+    let mut idle = Vec::new();
+    for i in 0..12 {
+        let mut tcp = std::net::TcpStream::connect(&addr).expect("connect");
+        if i % 2 == 1 {
+            // The first 3 bytes of a TLS record header: half a ClientHello.
+            tcp.write_all(b"\x16\x03\x01").expect("write");
+        }
+        idle.push(tcp);
+    }
+    // Let the server accept them all before the real client comes.
+    common::wait_for(|| server.metric("shardline_connections_accepted_total", &[]) >= 12.0);
+    assert_eq!(server.cli(&["PING"]), "PONG");
+    assert_eq!(server.metric("shardline_connections_shed_total", &[]), 0.0);
+    drop(idle);
+}

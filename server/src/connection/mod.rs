@@ -1,11 +1,12 @@
 //! One client connection: admission, TLS handshake, then the RESP request loop.
 //!
-//! Lifecycle: accept → wait for a login slot (`--max-concurrent-logins`) → TLS handshake
-//! (`--handshake-timeout-ms`) → slot released → read, parse, dispatch, reply until QUIT, EOF, a
-//! protocol error or shutdown → close_notify.
+//! Lifecycle: accept → TLS handshake (`--handshake-timeout-ms`; a login slot of
+//! `--max-concurrent-logins` held while it has the client's bytes to process) → read, parse,
+//! dispatch, reply until QUIT, EOF, a protocol error or shutdown → close_notify.
 
 mod commands;
 mod dispatch;
+mod login_gated;
 mod pipeline;
 mod session;
 mod transaction;
@@ -24,6 +25,7 @@ use tracing::debug;
 use crate::resp::{Frame, RequestLimits, RequestParser};
 use crate::shard::Shard;
 pub use dispatch::Flow;
+use login_gated::LoginGatedStream;
 use pipeline::Pipeline;
 pub use session::Session;
 
@@ -115,18 +117,13 @@ pub async fn serve(shard: Rc<Shard>, tcp: TcpStream) {
         .set(shard.info.connected_clients.get() - 1);
 }
 
-/// Waits for a login slot, then runs the TLS handshake under `--handshake-timeout-ms`.
+/// Runs the TLS handshake under `--handshake-timeout-ms`, holding a login slot only while it
+/// has the client's bytes to process ([`LoginGatedStream`]).
 async fn handshake(
     shard: &Rc<Shard>,
     acceptor: &openssl::ssl::SslAcceptor,
     tcp: TcpStream,
-) -> Result<SslStream<TcpStream>, CloseReason> {
-    let _permit = match shard.admit_login().await {
-        Ok(permit) => permit,
-        Err(_shed) => {
-            return Err(CloseReason::Shed);
-        }
-    };
+) -> Result<SslStream<LoginGatedStream<TcpStream>>, CloseReason> {
     shardline_metrics::activity::set(Activity::Handshake);
     shard.metrics.tls_handshake_started();
     let started = Instant::now();
@@ -135,7 +132,7 @@ async fn handshake(
         debug!("shard {}: Ssl::new failed: {err}", shard.id);
         CloseReason::HandshakeFailed
     })?;
-    let mut tls = SslStream::new(ssl, tcp).map_err(|_| {
+    let mut tls = SslStream::new(ssl, LoginGatedStream::new(tcp, shard.clone())).map_err(|_| {
         shard.metrics.tls_handshake_failed("internal");
         CloseReason::HandshakeFailed
     })?;
@@ -146,9 +143,11 @@ async fn handshake(
     .await;
     match outcome {
         Ok(Ok(())) => {
+            tls.get_mut().end_gating();
             shard.metrics.tls_handshake_completed(started.elapsed());
             Ok(tls)
         }
+        Ok(Err(_)) if tls.get_ref().was_shed() => Err(CloseReason::Shed),
         Ok(Err(err)) => {
             let reason = if err.io_error().is_some() {
                 "io"

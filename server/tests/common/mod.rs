@@ -331,3 +331,12 @@ pub fn involuntary_switches(status_path: &std::path::Path) -> u64 {
         .and_then(|v| v.trim().parse().ok())
         .expect("nonvoluntary_ctxt_switches")
 }
+
+/// Polls `condition` every 10 ms until it holds; panics after 10 s.
+pub fn wait_for(mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !condition() {
+        assert!(Instant::now() < deadline, "condition not met within 10 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
