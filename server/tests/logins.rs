@@ -160,6 +160,41 @@ fn sighup_reloads_users_without_dropping_connections() {
     assert!(refused, "{:?}", server.log_lines());
     let mut after = RawClient::connect(&server);
     auth(&mut after, "alice", "wonderland", b"+OK\r\n");
+
+    // So does an emptied (truncated) file: it would lock everybody out.
+    std::fs::write(&users, "").expect("truncate");
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGHUP) };
+    let refused = (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(25));
+        server
+            .log_lines()
+            .iter()
+            .any(|l| l.contains("users file not reloaded") && l.contains("no users"))
+    });
+    assert!(refused, "{:?}", server.log_lines());
+    let mut after = RawClient::connect(&server);
+    auth(&mut after, "alice", "wonderland", b"+OK\r\n");
+}
+
+#[test]
+fn an_empty_users_file_is_refused_at_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let users = dir.path().join("users");
+    std::fs::write(&users, "# nobody yet\n").expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_shardline"))
+        .args(["--bind", "127.0.0.1:0", "--metrics-bind", "127.0.0.1:0"])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .expect("run shardline");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "no users (only blank or comment lines); add one with `shardline passwd USER`"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -84,6 +84,15 @@ pub enum UsersFileError {
         /// What is wrong with it.
         reason: LineError,
     },
+    /// The file names no user (only blank or comment lines): nobody could log in, so it is
+    /// refused at start and on reload (a reload keeps the old users).
+    #[error(
+        "{path}: no users (only blank or comment lines); add one with `shardline passwd USER`"
+    )]
+    NoUsers {
+        /// The users file.
+        path: PathBuf,
+    },
     /// The user name given to [`set_user_password`] is empty or contains `:`, whitespace or `#`.
     #[error("invalid user name {0:?}")]
     BadUserName(String),
@@ -185,7 +194,8 @@ impl Users {
     ///
     /// # Errors
     /// [`UsersFileError::Io`] if it cannot be read or is not UTF-8; [`UsersFileError::Line`]
-    /// for a malformed line, an over-limit round count or a duplicate name.
+    /// for a malformed line, an over-limit round count or a duplicate name;
+    /// [`UsersFileError::NoUsers`] when it names no user.
     pub fn load(path: &Path, limits: &UsersLimits) -> Result<Users, UsersFileError> {
         use std::os::unix::fs::PermissionsExt;
         let io = |source| UsersFileError::Io {
@@ -195,6 +205,11 @@ impl Users {
         let text = std::fs::read_to_string(path).map_err(io)?;
         let mode = std::fs::metadata(path).map_err(io)?.permissions().mode() & 0o777;
         let mut users = Users::parse(path, &text, limits)?;
+        if users.is_empty() {
+            return Err(UsersFileError::NoUsers {
+                path: path.to_path_buf(),
+            });
+        }
         if mode & 0o077 != 0 {
             tracing::warn!(path = %path.display(), mode = format!("{mode:o}"), "users file is readable by group or others; chmod 600 it");
             users.warnings.push(UsersWarning::ReadableByOthers {

@@ -136,3 +136,21 @@ fn warns_when_readable_by_others() {
     let missing = Users::load(&dir.path().join("nope"), &UsersLimits::default());
     assert!(matches!(missing, Err(UsersFileError::Io { .. })));
 }
+
+#[test]
+fn a_file_without_users_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("users");
+    for text in ["", "\n\n", "# only a comment\n   \n"] {
+        std::fs::write(&path, text).expect("write");
+        let err = Users::load(&path, &UsersLimits::default()).expect_err("no users");
+        assert!(matches!(err, UsersFileError::NoUsers { .. }), "{err}");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: no users (only blank or comment lines); add one with `shardline passwd USER`",
+                path.display()
+            )
+        );
+    }
+}
