@@ -19,6 +19,17 @@ pub enum PasswdError {
     /// The password is empty.
     #[error("empty password")]
     Empty,
+    /// The password is longer than the server accepts, so that user could never log in.
+    #[error(
+        "the password is {len} bytes; the server refuses passwords longer than {max} bytes \
+         (--max-password-bytes)"
+    )]
+    TooLong {
+        /// Its length in bytes.
+        len: usize,
+        /// The limit it was checked against.
+        max: usize,
+    },
     /// Writing the users file failed.
     #[error(transparent)]
     Users(#[from] UsersFileError),
@@ -72,14 +83,26 @@ fn read_password_tty(user: &str) -> Result<Zeroizing<Vec<u8>>, PasswdError> {
 /// `echo secret | shardline passwd alice`. See [`set_user_password`] for the atomic write.
 ///
 /// # Errors
-/// [`PasswdError`] for a read failure, mismatch, empty password or users-file failure.
-pub fn run_passwd(user: &str, users_path: &Path, rounds: u32) -> Result<(), PasswdError> {
+/// [`PasswdError`] for a read failure, mismatch, empty password, a password longer than
+/// `max_password_bytes` (the server's `--max-password-bytes`) or a users-file failure.
+pub fn run_passwd(
+    user: &str,
+    users_path: &Path,
+    rounds: u32,
+    max_password_bytes: usize,
+) -> Result<(), PasswdError> {
     let stdin = std::io::stdin();
     let password = if stdin.is_terminal() {
         read_password_tty(user)?
     } else {
         read_password_line(stdin.lock())?
     };
+    if password.len() > max_password_bytes {
+        return Err(PasswdError::TooLong {
+            len: password.len(),
+            max: max_password_bytes,
+        });
+    }
     set_user_password(users_path, user, &password, rounds)?;
     Ok(())
 }

@@ -46,6 +46,10 @@ pub enum Command {
         /// Data directory whose `users` file is edited when --users is not given.
         #[arg(long, env = "SHARDLINE_DATA_DIR", default_value = "./shardline-data")]
         data_dir: PathBuf,
+        /// The server's --max-password-bytes: a longer password is refused here, since that
+        /// user could never log in.
+        #[arg(long, env = "SHARDLINE_MAX_PASSWORD_BYTES", default_value_t = 256, value_parser = at_least(1))]
+        max_password_bytes: usize,
     },
 }
 
@@ -73,7 +77,7 @@ pub struct ServerConfig {
     #[arg(long, env = "SHARDLINE_BIND", default_value = "127.0.0.1:6380")]
     pub bind: SocketAddr,
     /// listen(2) backlog of each shard's listening socket.
-    #[arg(long, env = "SHARDLINE_BACKLOG", default_value_t = 4096)]
+    #[arg(long, env = "SHARDLINE_BACKLOG", default_value_t = 4096, value_parser = clap::value_parser!(i32).range(1..))]
     pub backlog: i32,
     /// Server certificate chain, PEM (leaf first). Default: <data-dir>/cert.pem, generated
     /// (self-signed ECDSA P-256) on first run.
@@ -89,7 +93,7 @@ pub struct ServerConfig {
     #[arg(long, env = "SHARDLINE_TLS", value_enum, default_value_t = TlsSwitch::On)]
     pub tls: TlsSwitch,
     /// Longest a TLS handshake may take, in milliseconds, before the connection is closed.
-    #[arg(long, env = "SHARDLINE_HANDSHAKE_TIMEOUT_MS", default_value_t = 10_000)]
+    #[arg(long, env = "SHARDLINE_HANDSHAKE_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub handshake_timeout_ms: u64,
     /// Users file (`name:$6$…` lines). Default: <data-dir>/users, generated on first run with
     /// user `default` and a random password printed once.
@@ -104,26 +108,26 @@ pub struct ServerConfig {
     pub hash_mode: HashMode,
     /// `--hash-mode yield`: SHA-512-crypt rounds between two checks of glommio's `need_preempt`
     /// (one round ≈ 0.2 µs, one check ≈ 2 ns).
-    #[arg(long, env = "SHARDLINE_HASH_YIELD_EVERY_ROUNDS", default_value_t = shardline_auth::verify::DEFAULT_YIELD_EVERY_ROUNDS)]
+    #[arg(long, env = "SHARDLINE_HASH_YIELD_EVERY_ROUNDS", default_value_t = shardline_auth::verify::DEFAULT_YIELD_EVERY_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
     pub hash_yield_every_rounds: u32,
     /// Hashing threads for `--hash-mode offload` (1 = ScyllaDB's single alien thread).
-    #[arg(long, env = "SHARDLINE_HASH_THREADS", default_value_t = 1)]
+    #[arg(long, env = "SHARDLINE_HASH_THREADS", default_value_t = 1, value_parser = at_least(1))]
     pub hash_threads: usize,
     /// Jobs that may wait for the hashing threads before a login fails as overloaded.
-    #[arg(long, env = "SHARDLINE_HASH_QUEUE_CAPACITY", default_value_t = 1024)]
+    #[arg(long, env = "SHARDLINE_HASH_QUEUE_CAPACITY", default_value_t = 1024, value_parser = at_least(1))]
     pub hash_queue_capacity: usize,
     /// Shares of the `auth` task queue (the `main` queue has 1000).
-    #[arg(long, env = "SHARDLINE_AUTH_SHARES", default_value_t = 100)]
+    #[arg(long, env = "SHARDLINE_AUTH_SHARES", default_value_t = 100, value_parser = at_least(1))]
     pub auth_shares: usize,
     /// Connections per shard in TLS handshake or password verification at once; more wait.
-    #[arg(long, env = "SHARDLINE_MAX_CONCURRENT_LOGINS", default_value_t = 8)]
+    #[arg(long, env = "SHARDLINE_MAX_CONCURRENT_LOGINS", default_value_t = 8, value_parser = at_least(1))]
     pub max_concurrent_logins: usize,
     /// Longest a connection waits for a login slot, in milliseconds, before it is shed.
     #[arg(
         long,
         env = "SHARDLINE_LOGIN_QUEUE_TIMEOUT_MS",
         default_value_t = 60_000
-    )]
+    , value_parser = clap::value_parser!(u64).range(1..))]
     pub login_queue_timeout_ms: u64,
     /// Lifetime of a cached successful login in milliseconds; 0 disables the cache.
     #[arg(long, env = "SHARDLINE_CREDENTIALS_CACHE_TTL_MS", default_value_t = 0)]
@@ -136,7 +140,7 @@ pub struct ServerConfig {
     )]
     pub credentials_cache_capacity: usize,
     /// Longest password accepted, in bytes; longer ones are refused without hashing.
-    #[arg(long, env = "SHARDLINE_MAX_PASSWORD_BYTES", default_value_t = 256)]
+    #[arg(long, env = "SHARDLINE_MAX_PASSWORD_BYTES", default_value_t = 256, value_parser = at_least(1))]
     pub max_password_bytes: usize,
     /// Users-file hashes with more SHA-512-crypt rounds are refused at load.
     #[arg(long, env = "SHARDLINE_MAX_HASH_ROUNDS", default_value_t = DEFAULT_MAX_HASH_ROUNDS)]
@@ -149,7 +153,7 @@ pub struct ServerConfig {
         long,
         env = "SHARDLINE_BLOCKED_REACTOR_NOTIFY_MS",
         default_value_t = 25
-    )]
+    , value_parser = clap::value_parser!(u64).range(1..))]
     pub blocked_reactor_notify_ms: u64,
     /// Stall reports logged per shard per minute; the rest are counted and summarised.
     #[arg(
@@ -164,19 +168,21 @@ pub struct ServerConfig {
     /// Longest a graceful shutdown may take (e.g. `5s`, `500ms`).
     #[arg(long, env = "SHARDLINE_SHUTDOWN_TIMEOUT", default_value = "5s", value_parser = humantime::parse_duration)]
     pub shutdown_timeout: Duration,
-    /// Largest bulk string an authenticated client may send, in bytes (Redis: 512 MB).
-    #[arg(long, env = "SHARDLINE_PROTO_MAX_BULK_LEN", default_value_t = 512 * 1024 * 1024)]
+    /// Largest bulk string an authenticated client may send, in bytes (Redis: 512 MB; at
+    /// least 1 MiB, as Redis's `proto-max-bulk-len`).
+    #[arg(long, env = "SHARDLINE_PROTO_MAX_BULK_LEN", default_value_t = 512 * 1024 * 1024, value_parser = at_least(1024 * 1024))]
     pub proto_max_bulk_len: usize,
-    /// Largest number of arguments in one request of an authenticated client (Redis: 1048576).
-    #[arg(long, env = "SHARDLINE_MAX_MULTIBULK_LEN", default_value_t = 1024 * 1024)]
+    /// Largest number of arguments in one request of an authenticated client (Redis: 1048576;
+    /// at least 1024).
+    #[arg(long, env = "SHARDLINE_MAX_MULTIBULK_LEN", default_value_t = 1024 * 1024, value_parser = at_least(1024))]
     pub max_multibulk_len: usize,
     /// Largest unparsed input one client may buffer, in bytes (Redis's client-query-buffer-limit,
-    /// 1 GiB); past it the connection is closed with an error.
-    #[arg(long, env = "SHARDLINE_CLIENT_QUERY_BUFFER_LIMIT", default_value_t = 1024 * 1024 * 1024)]
+    /// 1 GiB; at least 1 MiB, as Redis); past it the connection is closed with an error.
+    #[arg(long, env = "SHARDLINE_CLIENT_QUERY_BUFFER_LIMIT", default_value_t = 1024 * 1024 * 1024, value_parser = at_least(1024 * 1024))]
     pub client_query_buffer_limit: usize,
     /// Keys examined per expiry sweep step on each shard (the sweep runs every 100 ms in the
     /// `maintenance` task queue).
-    #[arg(long, env = "SHARDLINE_EXPIRE_SWEEP_KEYS", default_value_t = 200)]
+    #[arg(long, env = "SHARDLINE_EXPIRE_SWEEP_KEYS", default_value_t = 200, value_parser = at_least(1))]
     pub expire_sweep_keys: usize,
     /// Requests in flight between two shards before the sender waits (cross-shard channel
     /// capacity).
@@ -196,4 +202,9 @@ impl ServerConfig {
             .clone()
             .unwrap_or_else(|| self.data_dir.join("users"))
     }
+}
+
+/// A `usize` flag that must be at least `min` (clap reports "N is not in MIN..").
+fn at_least(min: u64) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(min..)
 }

@@ -14,9 +14,10 @@ fn main() -> ExitCode {
             users,
             rounds,
             data_dir,
+            max_password_bytes,
         }) => {
             let path = users.unwrap_or_else(|| data_dir.join("users"));
-            passwd(&user, &path, rounds)
+            passwd(&user, &path, rounds, max_password_bytes)
         }
         None => shardline::bootstrap::run(cli.server),
     };
@@ -31,7 +32,12 @@ fn main() -> ExitCode {
 
 /// `shardline passwd`: warns about rounds the server would clamp or refuse, writes the user,
 /// and says how to make a running server see it.
-fn passwd(user: &str, path: &std::path::Path, rounds: u32) -> Result<(), String> {
+fn passwd(
+    user: &str,
+    path: &std::path::Path,
+    rounds: u32,
+    max_password_bytes: usize,
+) -> Result<(), String> {
     let default_max = shardline::config::DEFAULT_MAX_HASH_ROUNDS;
     if rounds < 1000 {
         eprintln!(
@@ -44,7 +50,8 @@ fn passwd(user: &str, path: &std::path::Path, rounds: u32) -> Result<(), String>
              (--max-hash-rounds {default_max}); start it with a larger --max-hash-rounds"
         );
     }
-    shardline_auth::run_passwd(user, path, rounds).map_err(|err| err.to_string())?;
+    shardline_auth::run_passwd(user, path, rounds, max_password_bytes)
+        .map_err(|err| err.to_string())?;
     eprintln!(
         "shardline passwd: user '{user}' written to {}; a running server picks it up on SIGHUP \
          (kill -HUP <pid>)",

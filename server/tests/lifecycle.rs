@@ -42,6 +42,26 @@ fn smp_larger_than_the_affinity_mask_is_a_clear_error() {
 }
 
 #[test]
+fn limits_that_would_make_the_server_unusable_are_refused() {
+    for (flag, value, range) in [
+        ("--handshake-timeout-ms", "0", "1.."),
+        ("--client-query-buffer-limit", "0", "1048576.."),
+        ("--proto-max-bulk-len", "0", "1048576.."),
+        ("--max-multibulk-len", "0", "1024.."),
+        ("--max-password-bytes", "0", "1.."),
+        ("--max-concurrent-logins", "0", "1.."),
+        ("--backlog", "-5", "1..="),
+    ] {
+        let stderr = run_failing(&[&format!("{flag}={value}")], &[]);
+        assert!(
+            stderr.contains(&format!("invalid value '{value}' for '{flag}"))
+                && stderr.contains(&format!("{value} is not in {range}")),
+            "{flag}: {stderr}"
+        );
+    }
+}
+
+#[test]
 fn low_memlock_limit_says_how_to_raise_it() {
     if !common::have("prlimit") {
         panic!("prlimit (util-linux) is required");

@@ -280,3 +280,36 @@ fn silent_and_half_handshakes_do_not_hold_login_slots() {
     assert_eq!(server.metric("shardline_connections_shed_total", &[]), 0.0);
     drop(idle);
 }
+
+#[test]
+fn passwd_refuses_a_password_the_server_would_refuse() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let users = dir.path().join("users");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shardline"))
+        .args(["passwd", "longpw", "--users"])
+        .arg(&users)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("shardline passwd");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&[b'p'; 300])
+        .expect("password");
+    let out = child.wait_with_output().expect("wait");
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "shardline: the password is 300 bytes; the server refuses passwords longer than 256 \
+         bytes (--max-password-bytes)"
+    );
+    assert!(!users.exists(), "nothing may be written");
+    // Exactly the limit is accepted.
+    passwd(&users, "ok", &"p".repeat(256), "1000");
+    assert!(std::fs::read_to_string(&users)
+        .expect("users")
+        .starts_with("ok:$6$rounds=1000$"));
+}
