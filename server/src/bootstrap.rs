@@ -220,6 +220,10 @@ fn spawn_signal_thread(
                         let timeout = shared.config.shutdown_timeout;
                         std::thread::spawn(move || {
                             std::thread::sleep(timeout + Duration::from_millis(200));
+                            warn!(
+                                "shutdown timeout ({timeout:?}) expired: exiting with work \
+                                 unfinished (a shard is blocked or a reply was not sent)"
+                            );
                             std::process::exit(0);
                         });
                         info!("signal {signal}: shutting down (timeout {timeout:?})");

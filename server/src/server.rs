@@ -208,6 +208,13 @@ async fn shard_main(
     while shard.info.connected_clients.get() > 0 && Instant::now() < deadline {
         glommio::timer::sleep(Duration::from_millis(5)).await;
     }
+    let left = shard.info.connected_clients.get();
+    if left > 0 {
+        warn!(
+            "shard {}: shutdown timeout: closing {left} connection(s) that did not finish",
+            shard.id
+        );
+    }
     maintenance.cancel().await;
     shard.peers.close();
     peer_server.await;
