@@ -183,13 +183,34 @@ fn prepare_users(config: &ServerConfig, path: &std::path::Path) -> Result<(), St
     );
     let _ = writeln!(
         out,
-        "shardline: connect with: redis-cli --tls --cacert {} -p {} --user default --pass {}",
-        config.data_dir.join("cert.pem").display(),
+        "shardline: connect with: redis-cli {}-h {} -p {} --user default --pass {}",
+        match config.tls {
+            TlsSwitch::On => format!(
+                "--tls --cacert {} ",
+                config
+                    .tls_cert
+                    .clone()
+                    .unwrap_or_else(|| config.data_dir.join("cert.pem"))
+                    .display()
+            ),
+            TlsSwitch::Off => String::new(),
+        },
+        client_host(config.bind.ip()),
         config.bind.port(),
         password.as_str()
     );
     let _ = out.flush();
     Ok(())
+}
+
+/// The address a local client uses to reach `bind`: loopback for a wildcard bind.
+fn client_host(bind: std::net::IpAddr) -> std::net::IpAddr {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    match bind {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    }
 }
 
 fn spawn_signal_thread(
