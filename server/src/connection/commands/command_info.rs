@@ -12,17 +12,16 @@ pub fn command(args: &[Bytes]) -> Frame {
         return Frame::Array(table::all().iter().map(info_entry).collect());
     };
     match sub.as_slice() {
+        b"COUNT" if args.len() > 2 => {
+            Frame::error("ERR wrong number of arguments for 'command|count' command")
+        }
         b"COUNT" => Frame::Integer(table::all().len() as i64),
         b"LIST" => Frame::Array(table::all().iter().map(|s| bulk(s.name)).collect()),
         b"INFO" if args.len() == 2 => Frame::Array(table::all().iter().map(info_entry).collect()),
         b"INFO" => Frame::Array(
             args[2..]
                 .iter()
-                .map(|name| {
-                    table::lookup(name)
-                        .map(info_entry)
-                        .unwrap_or(Frame::NullArray)
-                })
+                .map(|name| table::lookup(name).map(info_entry).unwrap_or(Frame::Null))
                 .collect(),
         ),
         b"DOCS" => {
@@ -64,7 +63,12 @@ fn info_entry(spec: &CommandSpec) -> Frame {
         Frame::Integer(spec.first_key as i64),
         Frame::Integer(spec.last_key as i64),
         Frame::Integer(spec.key_step as i64),
-        Frame::Set(vec![Frame::Simple(format!("@{}", spec.group))]),
+        Frame::Set(
+            spec.acl_categories
+                .iter()
+                .map(|c| Frame::Simple((*c).into()))
+                .collect(),
+        ),
         Frame::Set(Vec::new()),
         Frame::Array(Vec::new()),
         Frame::Array(Vec::new()),

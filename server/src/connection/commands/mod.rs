@@ -32,9 +32,10 @@ pub async fn execute(
     pipeline: &mut Pipeline,
 ) -> Flow {
     let reply = match spec.name {
-        "ping" => match args.get(1) {
-            None => Frame::Simple("PONG".into()),
-            Some(message) => Frame::Bulk(message.clone()),
+        "ping" => match args.as_slice() {
+            [_] => Frame::Simple("PONG".into()),
+            [_, message] => Frame::Bulk(message.clone()),
+            _ => crate::cmd::reply::wrong_arity("ping"),
         },
         "echo" => Frame::Bulk(args[1].clone()),
         "select" => select(&args[1]),
