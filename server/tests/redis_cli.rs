@@ -10,6 +10,18 @@ fn redis_cli_commands_return_exact_replies() {
     let cli = |args: &[&str]| server.cli(args);
     assert_eq!(cli(&["PING"]), "PONG");
     assert_eq!(cli(&["PING", "hello"]), "hello");
+    assert_eq!(
+        cli(&["PING", "a", "b"]),
+        "ERR wrong number of arguments for 'ping' command"
+    );
+    assert_eq!(
+        cli(&["COMMAND", "COUNT", "x"]),
+        "ERR wrong number of arguments for 'command|count' command"
+    );
+    let mut raw = common::RawClient::connect(&server);
+    raw.send_raw(format!("AUTH {}\r\n", server.password).as_bytes());
+    assert_eq!(raw.read_exact_len(5), b"+OK\r\n");
+    raw.roundtrip(&[b"COMMAND", b"INFO", b"nosuch"], b"*1\r\n$-1\r\n");
     assert_eq!(cli(&["ECHO", "a b"]), "a b");
     assert_eq!(cli(&["SET", "greeting", "hello"]), "OK");
     assert_eq!(cli(&["GET", "greeting"]), "hello");
