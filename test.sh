@@ -29,5 +29,5 @@ cargo build --workspace --locked
 # Every suite runs even after a failure, so one run shows every failing test.
 status=0
 cargo test --workspace --locked --no-fail-fast || status=$?
-SHARDLINE_BIN="$PWD/target/debug/shardline" python3 -m pytest -q server/tests/py || status=$?
+SHARDLINE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/shardline" python3 -m pytest -q server/tests/py || status=$?
 exit "$status"

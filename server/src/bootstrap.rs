@@ -49,7 +49,7 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         .map_err(|err| format!("cannot listen on {}: {err}", config.bind))?;
     let metrics = Metrics::new();
     let metrics_server = shardline_metrics::serve(config.metrics_bind, metrics.clone())
-        .map_err(|err| format!("cannot serve metrics on {}: {err}", config.metrics_bind))?;
+        .map_err(|err| err.to_string())?;
     let offload = match config.hash_mode {
         shardline_auth::HashMode::Offload => Some(
             OffloadPool::new(config.hash_threads.max(1), config.hash_queue_capacity)
