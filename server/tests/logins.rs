@@ -15,7 +15,13 @@ fn auth(client: &mut RawClient, user: &str, password: &str, expected: &[u8]) {
     client.roundtrip(&[b"AUTH", user.as_bytes(), password.as_bytes()], expected);
 }
 
-fn passwd(users: &std::path::Path, user: &str, password: &str, rounds: &str) {
+/// Runs `shardline passwd USER --rounds R --users PATH` with `password` on stdin.
+fn run_passwd(
+    users: &std::path::Path,
+    user: &str,
+    password: &[u8],
+    rounds: &str,
+) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_shardline"))
         .args(["passwd", user, "--rounds", rounds, "--users"])
         .arg(users)
@@ -28,9 +34,13 @@ fn passwd(users: &std::path::Path, user: &str, password: &str, rounds: &str) {
         .stdin
         .take()
         .expect("stdin")
-        .write_all(format!("{password}\n").as_bytes())
+        .write_all(password)
         .expect("password");
-    let out = child.wait_with_output().expect("wait");
+    child.wait_with_output().expect("wait")
+}
+
+fn passwd(users: &std::path::Path, user: &str, password: &str, rounds: &str) {
+    let out = run_passwd(users, user, format!("{password}\n").as_bytes(), rounds);
     assert!(out.status.success(), "passwd failed: {out:?}");
 }
 
@@ -285,21 +295,7 @@ fn silent_and_half_handshakes_do_not_hold_login_slots() {
 fn passwd_refuses_a_password_the_server_would_refuse() {
     let dir = tempfile::tempdir().expect("tempdir");
     let users = dir.path().join("users");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shardline"))
-        .args(["passwd", "longpw", "--users"])
-        .arg(&users)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("shardline passwd");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(&[b'p'; 300])
-        .expect("password");
-    let out = child.wait_with_output().expect("wait");
+    let out = run_passwd(&users, "longpw", &[b'p'; 300], "5000");
     assert!(!out.status.success());
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim(),
