@@ -72,9 +72,11 @@ fn every_mode_accepts_rejects_and_hashes_unknown_users() {
                 .await
                 .expect("verifies");
             assert!(!unknown.accepted && !unknown.user_known, "{mode}");
-            // The dummy costs a real hash: at least a third of a wrong password's time.
+            // The dummy costs a real hash. Skipping it would make the unknown user's check
+            // ~1000× cheaper than a wrong password's; the 20× margin absorbs preemption of
+            // this thread on a loaded machine (wall-clock times).
             assert!(
-                unknown.hash_micros * 3 >= wrong.hash_micros,
+                unknown.hash_micros * 20 >= wrong.hash_micros,
                 "{mode}: {unknown:?} vs {wrong:?}"
             );
         }
@@ -103,7 +105,7 @@ fn oversize_password_is_rejected_without_hashing() {
                 .await
                 .expect_err("refused");
             assert_eq!(err, AuthError::PasswordTooLong { len: 257, max: 256 });
-            assert!(start.elapsed() < Duration::from_millis(50));
+            assert!(start.elapsed() < Duration::from_secs(1));
         }
     });
 }

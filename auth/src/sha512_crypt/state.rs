@@ -116,7 +116,11 @@ impl RoundInput {
             pos += n;
         }
         let mut state = IV;
-        sha2::compress512(&mut state, &self.blocks);
+        // One block per call: given two blocks, sha2 takes its AVX2 two-block path, which was
+        // measured slower here than two single-block (AVX) calls (benches/README.md).
+        for block in &self.blocks {
+            sha2::compress512(&mut state, std::slice::from_ref(block));
+        }
         let mut out = [0u8; 64];
         for (chunk, word) in out.chunks_exact_mut(8).zip(state.iter()) {
             chunk.copy_from_slice(&word.to_be_bytes());
