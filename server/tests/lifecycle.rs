@@ -117,6 +117,9 @@ fn helper_threads_stay_off_the_shard_cpus() {
         return;
     }
     let server = Server::start(&["--smp", "1"]);
+    // A shard thread starts with the helpers' mask and pins itself as its executor starts:
+    // once a command was served, it has.
+    assert_eq!(server.cli(&["PING"]), "PONG");
     let shard = thread_cpus(server.child.id(), "shard-0");
     let metrics = thread_cpus(server.child.id(), "shardline-metri");
     assert_eq!(shard.as_deref(), Some(allowed[0].to_string().as_str()));
