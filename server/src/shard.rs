@@ -135,8 +135,15 @@ impl Shard {
     }
 
     /// Executes one keyspace command on this shard's own keyspace.
+    ///
+    /// A panic in a command handler (a bug) fails that one command with an error instead of
+    /// taking the shard down.
     pub fn execute_local(&self, args: &[Bytes]) -> Frame {
-        crate::cmd::execute(&mut self.db.borrow_mut(), args, unix_time_ms())
+        let run = || crate::cmd::execute(&mut self.db.borrow_mut(), args, unix_time_ms());
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
+            tracing::error!("shard {}: a command handler panicked", self.id);
+            Frame::error("ERR internal error while executing the command")
+        })
     }
 
     /// Runs `job` on shard `owner` — here if it is this shard, else after a hop — and returns

@@ -166,7 +166,10 @@ pub fn srandmember(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     };
     let n = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
     if count >= 0 {
-        let picked = set.iter().cloned().choose_multiple(&mut rng, n);
+        let picked = set
+            .iter()
+            .cloned()
+            .choose_multiple(&mut rng, n.min(set.len()));
         return Frame::Array(picked.into_iter().map(Frame::Bulk).collect());
     }
     if n > MAX_REPEATED {

@@ -96,6 +96,11 @@ fn srandmember() {
     r(&mut db, "SADD one a");
     assert_eq!(r(&mut db, "SRANDMEMBER one"), "$1\r\na\r\n");
     assert_eq!(r(&mut db, "SRANDMEMBER one 5"), "*1\r\n$1\r\na\r\n");
+    // A huge count is the whole set (it used to overflow an allocation and kill the shard).
+    assert_eq!(
+        r(&mut db, "SRANDMEMBER one 9223372036854775807"),
+        "*1\r\n$1\r\na\r\n"
+    );
     assert_eq!(
         r(&mut db, "SRANDMEMBER one -3"),
         "*3\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n"
