@@ -44,6 +44,15 @@ fn passwd(users: &std::path::Path, user: &str, password: &str, rounds: &str) {
     assert!(out.status.success(), "passwd failed: {out:?}");
 }
 
+/// Sends SIGHUP and waits up to 5 s for a log line that `matches`.
+fn sighup_and_wait_for_log(server: &Server, matches: impl Fn(&str) -> bool) -> bool {
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGHUP) };
+    (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(25));
+        server.log_lines().iter().any(|l| matches(l))
+    })
+}
+
 #[test]
 fn every_hash_mode_accepts_right_and_refuses_wrong_passwords() {
     for mode in ["inline", "yield", "offload"] {
@@ -147,11 +156,7 @@ fn sighup_reloads_users_without_dropping_connections() {
     let mut before = RawClient::connect(&server);
     auth(&mut before, "alice", "wonderland", WRONGPASS);
 
-    unsafe { libc::kill(server.child.id() as i32, libc::SIGHUP) };
-    let reloaded = (0..200).any(|_| {
-        std::thread::sleep(Duration::from_millis(25));
-        server.log_lines().iter().any(|l| l.contains("reloaded"))
-    });
+    let reloaded = sighup_and_wait_for_log(&server, |l| l.contains("reloaded"));
     assert!(reloaded, "no reload line in {:?}", server.log_lines());
     auth(&mut before, "alice", "wonderland", b"+OK\r\n");
     // The connection authenticated before the reload is still served.
@@ -159,27 +164,15 @@ fn sighup_reloads_users_without_dropping_connections() {
 
     // A broken file on reload keeps the users already loaded.
     std::fs::write(&users, "broken line without colon\n").expect("write");
-    unsafe { libc::kill(server.child.id() as i32, libc::SIGHUP) };
-    let refused = (0..200).any(|_| {
-        std::thread::sleep(Duration::from_millis(25));
-        server
-            .log_lines()
-            .iter()
-            .any(|l| l.contains("users file not reloaded"))
-    });
+    let refused = sighup_and_wait_for_log(&server, |l| l.contains("users file not reloaded"));
     assert!(refused, "{:?}", server.log_lines());
     let mut after = RawClient::connect(&server);
     auth(&mut after, "alice", "wonderland", b"+OK\r\n");
 
     // So does an emptied (truncated) file: it would lock everybody out.
     std::fs::write(&users, "").expect("truncate");
-    unsafe { libc::kill(server.child.id() as i32, libc::SIGHUP) };
-    let refused = (0..200).any(|_| {
-        std::thread::sleep(Duration::from_millis(25));
-        server
-            .log_lines()
-            .iter()
-            .any(|l| l.contains("users file not reloaded") && l.contains("no users"))
+    let refused = sighup_and_wait_for_log(&server, |l| {
+        l.contains("users file not reloaded") && l.contains("no users")
     });
     assert!(refused, "{:?}", server.log_lines());
     let mut after = RawClient::connect(&server);
