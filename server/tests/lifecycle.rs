@@ -142,10 +142,9 @@ fn helper_threads_stay_off_the_shard_cpus() {
     );
 }
 
-#[test]
-fn tls_off_serves_plain_tcp_and_warns() {
-    let server = Server::start(&["--smp", "1", "--tls", "off"]);
-    let out = Command::new("redis-cli")
+/// Runs `command` (redis-cli with any TLS flags already set) as user `default`: `PING`.
+fn ping_as_default(server: &Server, mut command: Command) -> std::process::Output {
+    command
         .args([
             "-h",
             "127.0.0.1",
@@ -158,7 +157,13 @@ fn tls_off_serves_plain_tcp_and_warns() {
         .arg(&server.password)
         .args(["--no-auth-warning", "PING"])
         .output()
-        .expect("redis-cli");
+        .expect("redis-cli")
+}
+
+#[test]
+fn tls_off_serves_plain_tcp_and_warns() {
+    let server = Server::start(&["--smp", "1", "--tls", "off"]);
+    let out = ping_as_default(&server, Command::new("redis-cli"));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "PONG");
     assert!(server
         .log_lines()
@@ -291,20 +296,7 @@ fn tls_ca_requires_a_client_certificate_signed_by_it() {
         if let [cert, key] = extra {
             command.arg("--cert").arg(cert).arg("--key").arg(key);
         }
-        command
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &server.port(),
-                "--user",
-                "default",
-                "--pass",
-            ])
-            .arg(&server.password)
-            .args(["--no-auth-warning", "PING"])
-            .output()
-            .expect("redis-cli")
+        ping_as_default(&server, command)
     };
     let with_cert = cli(&[&client_cert, &client_key]);
     assert_eq!(String::from_utf8_lossy(&with_cert.stdout).trim(), "PONG");
