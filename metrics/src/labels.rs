@@ -43,6 +43,8 @@ pub mod close_reason {
     pub const SHED: &str = "shed";
     /// Server shutdown.
     pub const SHUTDOWN: &str = "shutdown";
+    /// Unwritten replies went over `--client-output-buffer-limit`.
+    pub const OUTPUT_BUFFER_LIMIT: &str = "output_buffer_limit";
 }
 
 /// `reason` of `shardline_tls_handshakes_failed_total`.

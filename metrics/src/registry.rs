@@ -82,6 +82,7 @@ pub(crate) struct Families {
     pub(crate) command_errors: IntCounterVec,
     pub(crate) received_bytes: IntCounterVec,
     pub(crate) sent_bytes: IntCounterVec,
+    pub(crate) client_output_buffer: IntGaugeVec,
 }
 
 /// Builds and registers families in one registry.
@@ -312,6 +313,12 @@ impl Families {
             sent_bytes: b.int_counter(
                 "network_sent_bytes_total",
                 "Bytes sent to clients (before TLS encryption).",
+                SHARD,
+            )?,
+            client_output_buffer: b.int_gauge(
+                "client_output_buffer_bytes",
+                "Encoded replies waiting to be written to this shard's clients (the sum of their \
+                 CLIENT INFO omem), in bytes.",
                 SHARD,
             )?,
             registry,

@@ -52,6 +52,7 @@ pub struct ShardMetrics {
     command_errors: LabelCache<IntCounter>,
     received_bytes: IntCounter,
     sent_bytes: IntCounter,
+    client_output_buffer: IntGauge,
 }
 
 impl ShardMetrics {
@@ -95,6 +96,7 @@ impl ShardMetrics {
             command_errors: LabelCache::new(&f.command_errors, l, as_given),
             received_bytes: f.received_bytes.with_label_values(&one),
             sent_bytes: f.sent_bytes.with_label_values(&one),
+            client_output_buffer: f.client_output_buffer.with_label_values(&one),
         }
     }
 
@@ -222,6 +224,13 @@ impl ShardMetrics {
     /// `network_sent_bytes_total` +bytes.
     pub fn bytes_sent(&self, bytes: usize) {
         self.sent_bytes.inc_by(bytes as u64);
+    }
+
+    /// A client's queue of encoded, unwritten replies grew (`delta` > 0) or shrank, in bytes:
+    /// `client_output_buffer_bytes` +delta. Each connection reports its own changes and
+    /// subtracts what it still holds when it closes, so the gauge is the shard's sum.
+    pub fn client_output_buffer_changed(&self, delta: i64) {
+        self.client_output_buffer.add(delta);
     }
 }
 

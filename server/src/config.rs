@@ -180,6 +180,11 @@ pub struct ServerConfig {
     /// 1 GiB; at least 1 MiB, as Redis); past it the connection is closed with an error.
     #[arg(long, env = "SHARDLINE_CLIENT_QUERY_BUFFER_LIMIT", default_value_t = 1024 * 1024 * 1024, value_parser = at_least(1024 * 1024))]
     pub client_query_buffer_limit: usize,
+    /// Unwritten replies one client may hold before it is closed: `HARD SOFT SECONDS` as
+    /// Redis's `client-output-buffer-limit normal` (sizes with Redis's units, e.g.
+    /// `256mb 64mb 60`; 0 disables a limit). Default `0 0 0`: no limit, as Redis.
+    #[arg(long, env = "SHARDLINE_CLIENT_OUTPUT_BUFFER_LIMIT", default_value = "0 0 0", value_parser = clap::value_parser!(crate::connection::OutputBufferLimit))]
+    pub client_output_buffer_limit: crate::connection::OutputBufferLimit,
     /// Keys examined per expiry sweep step on each shard (the sweep runs every 100 ms in the
     /// `maintenance` task queue).
     #[arg(long, env = "SHARDLINE_EXPIRE_SWEEP_KEYS", default_value_t = 200, value_parser = at_least(1))]

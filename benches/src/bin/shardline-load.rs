@@ -3,9 +3,10 @@
 //! ```text
 //! shardline-load --port 6380 --cacert cert.pem --user bench --password pw storm --concurrency 16 --duration-s 5
 //! shardline-load --port 6380 --cacert cert.pem --user bench --password pw probe --rate 200 --until-stdin-eof
+//! shardline-load --port 6380 --cacert cert.pem --user bench --password pw pipeline --requests 1000000
 //! ```
 //!
-//! Prints one JSON report on stdout (`StormReport` or `ProbeReport`); progress goes to stderr.
+//! Prints one JSON report on stdout (`StormReport`, `ProbeReport` or `PipelineReport`); progress goes to stderr.
 //! Targets must be loopback addresses; every run is bounded by `--duration-s`.
 
 use std::io::Read;
@@ -19,7 +20,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use shardline_benches::load::conn::Connector;
-use shardline_benches::load::{probe, storm, Credentials, LoadError, Target, TlsTarget};
+use shardline_benches::load::{pipeline, probe, storm, Credentials, LoadError, Target, TlsTarget};
 
 /// Load client: connection-per-request storms and a persistent-connection GET probe.
 #[derive(Debug, Parser)]
@@ -104,6 +105,18 @@ enum Mode {
         /// Reconnects allowed per connection after an error.
         #[arg(long, default_value_t = 3)]
         retries: u32,
+    },
+    /// One connection writes every GET before reading any reply, then checks each reply.
+    Pipeline {
+        /// GETs in the pipeline.
+        #[arg(long, default_value_t = 1_000_000)]
+        requests: usize,
+        /// Bytes of the value every GET reads.
+        #[arg(long, default_value_t = 100)]
+        value_bytes: usize,
+        /// Key set once and then read.
+        #[arg(long, default_value = "shardline:pipeline")]
+        key: String,
     },
 }
 
@@ -202,6 +215,23 @@ fn run(cli: Cli) -> Result<String, LoadError> {
                 report.latency.p99_ms,
                 report.latency.max_ms,
                 report.errors
+            );
+            serde_json::to_string_pretty(&report)
+        }
+        Mode::Pipeline {
+            requests,
+            value_bytes,
+            key,
+        } => {
+            let config = pipeline::PipelineConfig {
+                requests,
+                value_bytes,
+                key,
+            };
+            let report = pipeline::run(&connector, &config)?;
+            eprintln!(
+                "shardline-load: pipeline {} GETs written before reading, all {} replies in {:.2} s",
+                report.requests, report.replies_ok, report.elapsed_s
             );
             serde_json::to_string_pretty(&report)
         }

@@ -5,10 +5,12 @@
 //! - [`storm`]: connection per request (connect, handshake, AUTH, one command, close), the
 //!   login storm that redis-benchmark `-k 0` also drives.
 //! - [`probe`]: a few persistent connections sending paced GETs, recording latency.
+//! - [`pipeline`]: one connection writing a whole pipeline of GETs before reading a reply.
 //!
 //! Every loop is bounded by a duration and stops by itself; targets must be loopback addresses.
 
 pub mod conn;
+pub mod pipeline;
 pub mod probe;
 pub mod storm;
 

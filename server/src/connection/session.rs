@@ -35,6 +35,12 @@ pub struct Session {
     pub shard: usize,
     /// Commands queued since MULTI; `None` outside a transaction.
     pub transaction: Option<Transaction>,
+    /// Encoded replies not yet written to the socket, in bytes (CLIENT INFO `omem`), as of
+    /// the current command.
+    pub output_buffer_bytes: usize,
+    /// Received request bytes not yet executed, in bytes (CLIENT INFO `qbuf`), as of the
+    /// current command.
+    pub query_buffer_bytes: usize,
 }
 
 impl Session {
@@ -54,6 +60,8 @@ impl Session {
             last_command: now,
             shard,
             transaction: None,
+            output_buffer_bytes: 0,
+            query_buffer_bytes: 0,
         }
     }
 

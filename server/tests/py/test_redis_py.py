@@ -89,6 +89,20 @@ def test_pipeline_of_many_commands_keeps_order(server):
     assert replies[2::3] == list(range(1, 501))
 
 
+def test_default_pipeline_of_100k_commands_written_before_reading(server):
+    # redis-py writes the whole pipeline, then reads: the server must keep reading while
+    # its replies wait to be written (before flow control this deadlocked and timed out).
+    r = server.client()
+    r.set("big:value", "v" * 1000)
+    pipe = r.pipeline(transaction=False)
+    for i in range(100_000):
+        pipe.get("big:value")
+    replies = pipe.execute()
+    assert len(replies) == 100_000
+    assert replies == ["v" * 1000] * 100_000
+    assert r.ping() is True
+
+
 def test_transactional_pipeline_across_shards(server):
     r = server.client()
     # redis-py's default pipeline is a MULTI/EXEC transaction.

@@ -48,6 +48,10 @@ fn parameters(shard: &Shard) -> Vec<(&'static str, String)> {
     vec![
         ("appendonly", "no".into()),
         ("bind", shard.shared.bound.ip().to_string()),
+        (
+            "client-output-buffer-limit",
+            config.client_output_buffer_limit.to_string(),
+        ),
         ("databases", "1".into()),
         ("enable-debug-command", yes_no(config.enable_debug_command)),
         ("maxmemory", "0".into()),

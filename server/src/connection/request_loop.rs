@@ -1,0 +1,249 @@
+//! The request loop of an established connection: read, parse, dispatch, reply, with reading
+//! and reply writing overlapped ([`super::duplex`]) so a client may send a whole pipeline
+//! before it reads; unwritten replies queue in memory up to `--client-output-buffer-limit`.
+
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use futures_lite::{AsyncRead, AsyncWrite, AsyncWriteExt};
+
+use super::dispatch::{self, Flow};
+use super::duplex::{self, StreamEvent};
+use super::output_limit::OutputBufferCheck;
+use super::pipeline::Pipeline;
+use super::session::Session;
+use super::{CloseReason, UNAUTHENTICATED_LIMITS};
+use crate::resp::{Frame, RequestLimits, RequestParser};
+use crate::shard::Shard;
+
+/// Bytes read from the socket per read call.
+const READ_CHUNK: usize = 16 * 1024;
+/// While a batch of requests executes, unwritten replies are handed to the socket (without
+/// waiting) each time this many bytes are pending.
+const WRITE_AHEAD: usize = 64 * 1024;
+/// An output buffer that grew past this is given back to the allocator once it is empty.
+const KEEP_OUTPUT_CAPACITY: usize = 1024 * 1024;
+
+/// One connection's buffers and limits.
+struct Connection<'a, S> {
+    shard: &'a Rc<Shard>,
+    stream: S,
+    session: Session,
+    parser: RequestParser,
+    authenticated_limits: RequestLimits,
+    input: BytesMut,
+    pipeline: Pipeline,
+    output_check: OutputBufferCheck,
+    /// Unwritten reply bytes last added to the shard's `client_output_buffer_bytes`.
+    output_reported: usize,
+}
+
+/// Serves requests on an established stream (TLS or, with `--tls off`, plain TCP) until the
+/// client leaves, QUIT, a protocol error, a limit or shutdown; returns why it ended.
+pub async fn run<S>(shard: &Rc<Shard>, stream: S, session: Session) -> CloseReason
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let config = &shard.shared.config;
+    let mut conn = Connection {
+        shard,
+        stream,
+        session,
+        parser: RequestParser::new(),
+        authenticated_limits: RequestLimits {
+            max_args: config.max_multibulk_len,
+            max_bulk_bytes: config.proto_max_bulk_len,
+            max_inline_bytes: 64 * 1024,
+            unauthenticated: false,
+        },
+        input: BytesMut::with_capacity(READ_CHUNK),
+        pipeline: Pipeline::with_capacity(READ_CHUNK),
+        output_check: OutputBufferCheck::new(config.client_output_buffer_limit),
+        output_reported: 0,
+    };
+    let reason = conn.serve().await;
+    conn.account_output();
+    let Connection {
+        mut stream,
+        output_reported,
+        ..
+    } = conn;
+    shard
+        .metrics
+        .client_output_buffer_changed(-(output_reported as i64));
+    // Orderly close: TLS close_notify (async-openssl's poll_close), then the TCP close.
+    if !matches!(
+        reason,
+        CloseReason::IoError | CloseReason::OutputBufferLimit
+    ) {
+        let _ = glommio::timer::timeout(Duration::from_secs(1), async {
+            let _ = stream.close().await;
+            Ok(())
+        })
+        .await;
+    }
+    reason
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
+    async fn serve(&mut self) -> CloseReason {
+        let mut chunk = vec![0u8; READ_CHUNK];
+        loop {
+            if let Err(reason) = self.execute_buffered().await {
+                return reason;
+            }
+            if self.shard.shared.shutdown.is_requested() {
+                return self.finish(CloseReason::Shutdown).await;
+            }
+            let mut sent = 0;
+            let shard = self.shard;
+            let event = futures_lite::future::or(
+                async {
+                    Some(
+                        duplex::write_while_reading(
+                            &mut self.stream,
+                            &mut self.pipeline.out,
+                            &mut chunk,
+                            &mut sent,
+                        )
+                        .await,
+                    )
+                },
+                async {
+                    shard.shared.shutdown.wait().await;
+                    None
+                },
+            )
+            .await;
+            self.sent(sent);
+            match event {
+                None => return self.finish(CloseReason::Shutdown).await,
+                Some(StreamEvent::Read(n)) => {
+                    self.shard.metrics.bytes_received(n);
+                    self.input.extend_from_slice(&chunk[..n]);
+                    if self.input.len() > self.shard.shared.config.client_query_buffer_limit {
+                        return self
+                            .fail(
+                                "ERR Protocol error: query buffer limit exceeded \
+                                 (client-query-buffer-limit)",
+                            )
+                            .await;
+                    }
+                }
+                Some(StreamEvent::Flushed) => self.shrink_output(),
+                // Replies to requests sent before a half-close still go out.
+                Some(StreamEvent::Eof) => return self.finish(CloseReason::ClientClosed).await,
+                Some(StreamEvent::Failed) => return CloseReason::IoError,
+            }
+            if let Err(reason) = self.check_output() {
+                return reason;
+            }
+        }
+    }
+
+    /// Parses and dispatches every complete request in the input buffer, then waits for the
+    /// replies other shards owe. Unwritten replies are handed to the socket along the way.
+    async fn execute_buffered(&mut self) -> Result<(), CloseReason> {
+        loop {
+            let limits = if self.session.is_authenticated() {
+                &self.authenticated_limits
+            } else {
+                &UNAUTHENTICATED_LIMITS
+            };
+            match self.parser.parse(&mut self.input, limits) {
+                Ok(Some(args)) => {
+                    self.session.last_command = Instant::now();
+                    self.session.output_buffer_bytes = self.pipeline.out.len();
+                    self.session.query_buffer_bytes = self.input.len();
+                    let flow =
+                        dispatch::dispatch(self.shard, &mut self.session, args, &mut self.pipeline)
+                            .await;
+                    if let Flow::Close(reason) = flow {
+                        return Err(self.finish(reason).await);
+                    }
+                }
+                Ok(None) => break,
+                Err(err) => {
+                    return Err(self.fail(&format!("ERR {err}")).await);
+                }
+            }
+            if self.pipeline.out.len() >= WRITE_AHEAD {
+                let mut sent = 0;
+                let written =
+                    duplex::write_ready(&mut self.stream, &mut self.pipeline.out, &mut sent).await;
+                self.sent(sent);
+                if written.is_err() {
+                    return Err(CloseReason::IoError);
+                }
+                self.check_output()?;
+            }
+            // A long pipeline, or a client whose next requests are always already in the
+            // socket, must not keep the shard past its task quota.
+            glommio::yield_if_needed().await;
+        }
+        self.pipeline.drain().await;
+        self.check_output()
+    }
+
+    /// Closes for `--client-output-buffer-limit` when the unwritten replies exceed it, and
+    /// reports their size to the shard's gauge.
+    fn check_output(&mut self) -> Result<(), CloseReason> {
+        self.account_output();
+        let pending = self.pipeline.out.len();
+        if self.output_check.exceeded(pending, Instant::now()) {
+            tracing::debug!(
+                "shard {}: client {} closed: {pending} unwritten reply bytes exceed \
+                 client-output-buffer-limit",
+                self.shard.id,
+                self.session.id
+            );
+            return Err(CloseReason::OutputBufferLimit);
+        }
+        Ok(())
+    }
+
+    fn account_output(&mut self) {
+        let pending = self.pipeline.out.len();
+        if pending != self.output_reported {
+            self.shard
+                .metrics
+                .client_output_buffer_changed(pending as i64 - self.output_reported as i64);
+            self.output_reported = pending;
+        }
+        self.session.output_buffer_bytes = pending;
+    }
+
+    fn sent(&self, bytes: usize) {
+        if bytes > 0 {
+            self.shard.metrics.bytes_sent(bytes);
+        }
+    }
+
+    fn shrink_output(&mut self) {
+        if self.pipeline.out.is_empty() && self.pipeline.out.capacity() > KEEP_OUTPUT_CAPACITY {
+            self.pipeline.out = BytesMut::with_capacity(READ_CHUNK);
+        }
+    }
+
+    /// Replies with a protocol error after every earlier reply, then closes.
+    async fn fail(&mut self, error: &str) -> CloseReason {
+        self.pipeline.drain().await;
+        self.pipeline
+            .ready(self.session.protocol, Frame::error(error.to_owned()));
+        self.shard.metrics.command_error("protocol");
+        self.finish(CloseReason::ProtocolError).await
+    }
+
+    /// Writes every reply still owed, then ends with `reason` (or `IoError` if writing fails).
+    async fn finish(&mut self, reason: CloseReason) -> CloseReason {
+        self.pipeline.drain().await;
+        let mut sent = 0;
+        let written = duplex::write_all(&mut self.stream, &mut self.pipeline.out, &mut sent).await;
+        self.sent(sent);
+        match written {
+            Ok(()) => reason,
+            Err(()) => CloseReason::IoError,
+        }
+    }
+}
