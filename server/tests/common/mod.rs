@@ -221,6 +221,48 @@ pub fn have(tool: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Runs `shardline --data-dir DIR ARGS` on ephemeral loopback ports, asserts that it refuses
+/// to start, and returns its stderr.
+pub fn start_failure(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_shardline"))
+        .args(["--bind", "127.0.0.1:0", "--metrics-bind", "127.0.0.1:0"])
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("run shardline");
+    assert!(!out.status.success(), "shardline started: {out:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs `shardline passwd ARGS` in directory `cwd` with `stdin` as its whole input and no
+/// `SHARDLINE_*` variable inherited from the test's environment.
+pub fn shardline_passwd(args: &[&std::ffi::OsStr], cwd: &Path, stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_shardline"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("SHARDLINE_") {
+            command.env_remove(name);
+        }
+    }
+    let mut child = command
+        .arg("passwd")
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("shardline passwd");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("password");
+    child.wait_with_output().expect("wait")
+}
+
 /// Path of a file next to the test sources.
 pub fn test_file(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
