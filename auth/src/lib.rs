@@ -32,7 +32,7 @@ pub mod verify;
 pub use admission::{LoginGate, LoginPermit, LoginShed};
 pub use cache::{CacheConfig, CredentialsCache};
 pub use offload::{OffloadError, OffloadPool};
-pub use passwd::{run_passwd, PasswdError};
+pub use passwd::{run_passwd, PasswdError, PasswdLimits};
 pub use sha512_crypt::{
     hash_password, HashFormatError, HashSetting, PasswordHash, Sha512CryptState,
 };

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use zeroize::Zeroizing;
 
-use crate::users::{set_user_password, UsersFileError};
+use crate::sha512_crypt::{ROUNDS_MAX, ROUNDS_MIN};
+use crate::users::{set_user_password, LineError, UsersFileError};
 
 /// Why `shardline passwd` failed.
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +31,11 @@ pub enum PasswdError {
         /// The limit it was checked against.
         max: usize,
     },
+    /// The hash would cost more rounds than the server's `--max-hash-rounds`: the server
+    /// would refuse the whole file at load, with this same message
+    /// ([`LineError::TooManyRounds`]).
+    #[error("{0}")]
+    TooManyRounds(LineError),
     /// Writing the users file failed.
     #[error(transparent)]
     Users(#[from] UsersFileError),
@@ -75,22 +81,52 @@ fn read_password_tty(user: &str) -> Result<Zeroizing<Vec<u8>>, PasswdError> {
     Ok(Zeroizing::new(first.as_bytes().to_vec()))
 }
 
+/// The server's limits that `shardline passwd` checks before writing, so that it never
+/// writes a line the server would refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PasswdLimits {
+    /// The server's `--max-password-bytes`.
+    pub max_password_bytes: usize,
+    /// The server's `--max-hash-rounds`.
+    pub max_hash_rounds: u32,
+}
+
+/// Checks that a hash made with `rounds` (clamped to SHA-512-crypt's 1000..=999,999,999 as
+/// the hash will be) is within `max_hash_rounds`.
+///
+/// # Errors
+/// [`PasswdError::TooManyRounds`], whose text is the server's load-time refusal.
+pub fn check_rounds(rounds: u32, max_hash_rounds: u32) -> Result<(), PasswdError> {
+    let rounds = rounds.clamp(ROUNDS_MIN, ROUNDS_MAX);
+    if rounds > max_hash_rounds {
+        return Err(PasswdError::TooManyRounds(LineError::TooManyRounds {
+            rounds,
+            max: max_hash_rounds,
+        }));
+    }
+    Ok(())
+}
+
 /// Sets `user`'s password in the users file at `users_path` (created if missing), hashed
 /// with `rounds` SHA-512-crypt rounds (5000 is written implicitly).
 ///
-/// The password comes from the terminal without echo, asked twice, when stdin is a tty;
+/// The rounds are checked against `limits` first (before any password is asked). The
+/// password comes from the terminal without echo, asked twice, when stdin is a tty;
 /// otherwise it is one line of stdin (trailing newline stripped), e.g.
-/// `echo secret | shardline passwd alice`. See [`set_user_password`] for the atomic write.
+/// `echo secret | shardline passwd alice`. See [`set_user_password`] for the atomic write
+/// that keeps the file's owner and mode.
 ///
 /// # Errors
-/// [`PasswdError`] for a read failure, mismatch, empty password, a password longer than
-/// `max_password_bytes` (the server's `--max-password-bytes`) or a users-file failure.
+/// [`PasswdError`] for rounds above `limits.max_hash_rounds`, a read failure, mismatch, empty
+/// password, a password longer than `limits.max_password_bytes` or a users-file failure.
 pub fn run_passwd(
     user: &str,
     users_path: &Path,
     rounds: u32,
-    max_password_bytes: usize,
+    limits: PasswdLimits,
 ) -> Result<(), PasswdError> {
+    check_rounds(rounds, limits.max_hash_rounds)?;
+    let max_password_bytes = limits.max_password_bytes;
     let stdin = std::io::stdin();
     let password = if stdin.is_terminal() {
         read_password_tty(user)?
@@ -110,6 +146,24 @@ pub fn run_passwd(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounds_are_checked_as_the_hash_will_have_them() {
+        assert!(check_rounds(1_000_000, 1_000_000).is_ok());
+        assert!(check_rounds(10, 1000).is_ok(), "clamped up to 1000");
+        assert_eq!(
+            check_rounds(1_000_001, 1_000_000)
+                .expect_err("too many")
+                .to_string(),
+            "hash uses 1000001 rounds, more than the maximum 1000000 (--max-hash-rounds)"
+        );
+        assert_eq!(
+            check_rounds(u32::MAX, 999_999_998)
+                .expect_err("too many")
+                .to_string(),
+            "hash uses 999999999 rounds, more than the maximum 999999998 (--max-hash-rounds)"
+        );
+    }
 
     #[test]
     fn stdin_line_is_stripped_of_its_newline_only() {

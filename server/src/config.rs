@@ -37,7 +37,8 @@ pub enum Command {
     Passwd {
         /// User name to add or replace.
         user: String,
-        /// Users file to edit (default: <data-dir>/users).
+        /// Users file to edit, created if missing (default: <data-dir>/users, which must
+        /// exist).
         #[arg(long, env = "SHARDLINE_USERS")]
         users: Option<PathBuf>,
         /// SHA-512-crypt rounds for the new hash (Drepper's default is 5000).
@@ -50,6 +51,10 @@ pub enum Command {
         /// user could never log in.
         #[arg(long, env = "SHARDLINE_MAX_PASSWORD_BYTES", default_value_t = 256, value_parser = at_least(1))]
         max_password_bytes: usize,
+        /// The server's --max-hash-rounds: more --rounds are refused here, since the server
+        /// would refuse the whole users file at load.
+        #[arg(long, env = "SHARDLINE_MAX_HASH_ROUNDS", default_value_t = DEFAULT_MAX_HASH_ROUNDS)]
+        max_hash_rounds: u32,
     },
 }
 

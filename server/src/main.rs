@@ -1,9 +1,11 @@
 //! `shardline`: a thread-per-core, Redis-compatible key-value server over TLS.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
 use shardline::config::{Cli, Command};
+use shardline_auth::PasswdLimits;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -15,9 +17,13 @@ fn main() -> ExitCode {
             rounds,
             data_dir,
             max_password_bytes,
+            max_hash_rounds,
         }) => {
-            let path = users.unwrap_or_else(|| data_dir.join("users"));
-            passwd(&user, &path, rounds, max_password_bytes)
+            let limits = PasswdLimits {
+                max_password_bytes,
+                max_hash_rounds,
+            };
+            users_file(users, &data_dir).and_then(|path| passwd(&user, &path, rounds, limits))
         }
         None => shardline::bootstrap::run(cli.server),
     };
@@ -30,28 +36,40 @@ fn main() -> ExitCode {
     }
 }
 
-/// `shardline passwd`: warns about rounds the server would clamp or refuse, writes the user,
-/// and says how to make a running server see it.
-fn passwd(
-    user: &str,
-    path: &std::path::Path,
-    rounds: u32,
-    max_password_bytes: usize,
-) -> Result<(), String> {
-    let default_max = shardline::config::DEFAULT_MAX_HASH_ROUNDS;
+/// The users file `shardline passwd` edits: `--users` (created if missing), or
+/// `<data-dir>/users`, which must exist — a missing one most likely means the wrong working
+/// directory, and a new file there would not be the one the server reads.
+fn users_file(users: Option<PathBuf>, data_dir: &Path) -> Result<PathBuf, String> {
+    if let Some(users) = users {
+        return Ok(users);
+    }
+    let path = data_dir.join("users");
+    match std::fs::metadata(&path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            let shown = std::path::absolute(&path).unwrap_or(path);
+            Err(format!(
+                "no users file at {} ({err}); without --users, passwd edits the users file in \
+                 --data-dir ({}). Run the server once to create it (`shardline --data-dir DIR` \
+                 writes DIR/users), pass the server's --data-dir, or pass --users FILE (created \
+                 if missing)",
+                shown.display(),
+                data_dir.display()
+            ))
+        }
+        // Other errors (e.g. permission denied) are reported by the write, with the path.
+        _ => Ok(path),
+    }
+}
+
+/// `shardline passwd`: warns about rounds SHA-512-crypt raises to its minimum, writes the user
+/// (refusing rounds the server would refuse), and says how to make a running server see it.
+fn passwd(user: &str, path: &Path, rounds: u32, limits: PasswdLimits) -> Result<(), String> {
     if rounds < 1000 {
         eprintln!(
             "shardline passwd: --rounds {rounds} is below SHA-512-crypt's minimum; using 1000"
         );
     }
-    if rounds > default_max {
-        eprintln!(
-            "shardline passwd: warning: {rounds} rounds is more than the server accepts by default \
-             (--max-hash-rounds {default_max}); start it with a larger --max-hash-rounds"
-        );
-    }
-    shardline_auth::run_passwd(user, path, rounds, max_password_bytes)
-        .map_err(|err| err.to_string())?;
+    shardline_auth::run_passwd(user, path, rounds, limits).map_err(|err| err.to_string())?;
     eprintln!(
         "shardline passwd: user '{user}' written to {}; a running server picks it up on SIGHUP \
          (kill -HUP <pid>)",

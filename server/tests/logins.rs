@@ -4,7 +4,7 @@
 mod common;
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use common::{RawClient, Server};
@@ -22,21 +22,15 @@ fn run_passwd(
     password: &[u8],
     rounds: &str,
 ) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shardline"))
-        .args(["passwd", user, "--rounds", rounds, "--users"])
-        .arg(users)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("shardline passwd");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(password)
-        .expect("password");
-    child.wait_with_output().expect("wait")
+    let args = [
+        user.as_ref(),
+        "--rounds".as_ref(),
+        rounds.as_ref(),
+        "--users".as_ref(),
+    ];
+    let mut args: Vec<&std::ffi::OsStr> = args.to_vec();
+    args.push(users.as_os_str());
+    common::shardline_passwd(&args, std::path::Path::new("."), password)
 }
 
 fn passwd(users: &std::path::Path, user: &str, password: &str, rounds: &str) {
@@ -184,14 +178,7 @@ fn an_empty_users_file_is_refused_at_start() {
     let dir = tempfile::tempdir().expect("tempdir");
     let users = dir.path().join("users");
     std::fs::write(&users, "# nobody yet\n").expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_shardline"))
-        .args(["--bind", "127.0.0.1:0", "--metrics-bind", "127.0.0.1:0"])
-        .arg("--data-dir")
-        .arg(dir.path())
-        .output()
-        .expect("run shardline");
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = common::start_failure(dir.path(), &[]);
     assert!(
         stderr.contains(
             "no users (only blank or comment lines); add one with `shardline passwd USER`"

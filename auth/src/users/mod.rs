@@ -93,6 +93,22 @@ pub enum UsersFileError {
         /// The users file.
         path: PathBuf,
     },
+    /// [`set_user_password`] could not give the new file the old one's owner and group
+    /// (e.g. not root and not a member of the group); nothing was written.
+    #[error(
+        "{path}: cannot keep its owner {uid}:{gid} on the rewritten file ({source}); run \
+         shardline passwd as root or as the file's owner"
+    )]
+    KeepOwner {
+        /// The users file.
+        path: PathBuf,
+        /// Its owner's user id.
+        uid: u32,
+        /// Its group id.
+        gid: u32,
+        /// The fchown(2) error.
+        source: std::io::Error,
+    },
     /// The user name given to [`set_user_password`] is empty or contains `:`, whitespace or `#`.
     #[error("invalid user name {0:?}")]
     BadUserName(String),

@@ -120,6 +120,17 @@ fn set_password_creates_replaces_and_keeps_comments() {
 }
 
 #[test]
+fn set_password_keeps_the_mode_of_an_existing_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("users");
+    set_user_password(&path, "alice", b"one", 1000).expect("create");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    set_user_password(&path, "bob", b"two", 1000).expect("append");
+    let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o640);
+}
+
+#[test]
 fn warns_when_readable_by_others() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("users");

@@ -1,6 +1,8 @@
 //! Adding or replacing one user in a users file, atomically.
 
-use std::io::Write;
+use std::fs::{File, Metadata, Permissions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
 use super::UsersFileError;
@@ -10,12 +12,16 @@ use crate::sha512_crypt::hash_password;
 ///
 /// Hashes `password` with a random salt and `rounds` (see [`hash_password`]). Replaces the
 /// user's existing line in place, or appends one; every other line, comment and blank line
-/// is kept. Atomic: writes a temporary file (mode 0600) in the same directory, fsyncs it,
-/// renames it over `path`, then fsyncs the directory — a crash leaves the old or the new file.
+/// is kept. Atomic: writes a temporary file in the same directory, fsyncs it, renames it over
+/// `path`, then fsyncs the directory — a crash leaves the old or the new file. The new file
+/// keeps the old one's owner, group and permission bits (`fchown`/`fchmod` on the temporary
+/// file before it is written), so root editing a service user's file leaves it readable by
+/// the service; a file created here has mode 0600 and the caller's owner.
 ///
 /// # Errors
 /// [`UsersFileError::BadUserName`] if `user` is empty or has `:`, whitespace or a leading `#`;
-/// [`UsersFileError::Io`] on any read, write, sync or rename failure.
+/// [`UsersFileError::KeepOwner`] if the old owner or group cannot be given to the new file
+/// (nothing is written); [`UsersFileError::Io`] on any read, write, sync or rename failure.
 pub fn set_user_password(
     path: &Path,
     user: &str,
@@ -33,9 +39,14 @@ pub fn set_user_password(
         let p = p.to_path_buf();
         move |source| UsersFileError::Io { path: p, source }
     };
-    let old = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+    let (old, old_meta) = match std::fs::File::open(path) {
+        Ok(mut file) => {
+            let meta = file.metadata().map_err(io(path))?;
+            let mut text = String::new();
+            file.read_to_string(&mut text).map_err(io(path))?;
+            (text, Some(meta))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (String::new(), None),
         Err(e) => return Err(io(path)(e)),
     };
     let new_line = format!("{user}:{}", hash_password(password, rounds));
@@ -67,6 +78,9 @@ pub fn set_user_password(
     };
     // NamedTempFile creates the file with mode 0600.
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io(dir))?;
+    if let Some(old) = old_meta {
+        keep_owner_and_mode(tmp.as_file(), &old, path)?;
+    }
     tmp.write_all(out.as_bytes()).map_err(io(tmp.path()))?;
     tmp.as_file().sync_all().map_err(io(path))?;
     tmp.persist(path).map_err(|e| io(path)(e.error))?;
@@ -74,4 +88,28 @@ pub fn set_user_password(
         .and_then(|d| d.sync_all())
         .map_err(io(dir))?;
     Ok(())
+}
+
+/// Gives `tmp` the owner, group and permission bits (`st_mode & 0o7777`) of `old`, the users
+/// file at `path` it will replace. The owner and group are changed only when they differ from
+/// the caller's defaults, so a user editing their own file needs no privilege.
+fn keep_owner_and_mode(tmp: &File, old: &Metadata, path: &Path) -> Result<(), UsersFileError> {
+    let io = |source| UsersFileError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let current = tmp.metadata().map_err(io)?;
+    if (current.uid(), current.gid()) != (old.uid(), old.gid()) {
+        std::os::unix::fs::fchown(tmp, Some(old.uid()), Some(old.gid())).map_err(|source| {
+            UsersFileError::KeepOwner {
+                path: path.to_path_buf(),
+                uid: old.uid(),
+                gid: old.gid(),
+                source,
+            }
+        })?;
+    }
+    // After fchown, which may clear set-id bits.
+    tmp.set_permissions(Permissions::from_mode(old.mode() & 0o7777))
+        .map_err(io)
 }

@@ -118,7 +118,9 @@ pub fn pexpireat(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
 }
 
 /// Redis `ttlGenericCommand`: -2 missing, -1 no deadline, else the remaining
-/// (or absolute) time in ms, or in seconds rounded to nearest.
+/// (or absolute) time in ms, or in seconds rounded to nearest — without
+/// overflow near i64::MAX, as redis-server 7 on x86-64 answers
+/// (`PEXPIREAT k 9223372036854775807` then `EXPIRETIME k` → 9223372036854776).
 fn ttl_generic(db: &mut Db, args: &[Bytes], now: u64, ms: bool, absolute: bool) -> Frame {
     let t = match db.deadline(&args[1], now) {
         None => return Frame::Integer(-2),
@@ -132,7 +134,11 @@ fn ttl_generic(db: &mut Db, args: &[Bytes], now: u64, ms: bool, absolute: bool) 
         }
     };
     let t = i64::try_from(t).unwrap_or(i64::MAX);
-    Frame::Integer(if ms { t } else { t.saturating_add(500) / 1000 })
+    Frame::Integer(if ms {
+        t
+    } else {
+        ((i128::from(t) + 500) / 1000) as i64
+    })
 }
 
 /// `TTL key` (seconds).

@@ -67,6 +67,20 @@ impl LongDouble {
         Some(LongDouble { neg, mant: q, exp })
     }
 
+    /// The value as the nearest `f64` (rounded twice; underflows to ±0 and
+    /// overflows to ±infinity outside the `f64` range). For durations, not
+    /// for replies.
+    pub fn to_f64(&self) -> f64 {
+        let mant = u64::try_from(&self.mant).unwrap_or(u64::MAX) as f64;
+        let exp = i32::try_from(self.exp).unwrap_or(i32::MAX);
+        let v = mant * 2f64.powi(exp);
+        if self.neg {
+            -v
+        } else {
+            v
+        }
+    }
+
     /// Whether the value is ±0.
     pub fn is_zero(&self) -> bool {
         self.mant == BigUint::ZERO
@@ -129,15 +143,15 @@ impl LongDouble {
     }
 }
 
-/// Redis `string2ld`: the whole (NUL-terminated) string must be a `strtold`
-/// number; empty, too long (≥ 5120 bytes), leading whitespace, NaN and
-/// out-of-range values (overflow, or underflow to zero) are rejected
-/// (`None`). `inf`/`infinity` give [`Ld::Inf`].
+/// Redis 7.0 `string2ld`: all `s.len()` bytes must form one `strtold`
+/// number, so a NUL byte anywhere (where `strtold` would stop) makes the
+/// string invalid, as do empty, too long (≥ 5120 bytes), leading whitespace,
+/// trailing bytes, NaN and out-of-range values (overflow, or underflow to
+/// zero): `None`. `inf`/`infinity` give [`Ld::Inf`].
 pub fn parse(s: &[u8]) -> Option<Ld> {
     if s.is_empty() || s.len() >= MAX_CHARS {
         return None;
     }
-    let s = s.split(|&c| c == 0).next().unwrap_or(&[]);
     if s.first().is_some_and(|c| b" \t\n\x0b\x0c\r".contains(c)) {
         return None;
     }
@@ -146,9 +160,6 @@ pub fn parse(s: &[u8]) -> Option<Ld> {
         [b'+', rest @ ..] => (false, rest),
         _ => (false, s),
     };
-    if s.is_empty() {
-        return Some(Ld::Finite(LongDouble::zero(false)));
-    }
     if body.eq_ignore_ascii_case(b"inf") || body.eq_ignore_ascii_case(b"infinity") {
         return Some(Ld::Inf);
     }
@@ -309,7 +320,10 @@ mod tests {
         ] {
             assert_eq!(human(bad), None, "{bad:?}");
         }
-        assert_eq!(human("7\0junk").as_deref(), Some("7"));
+        // strtold stops at a NUL; string2ld then sees bytes left over.
+        for nul in ["7\0junk", "\0", "1\0", "\x001", "1\x002", "-\0"] {
+            assert_eq!(human(nul), None, "{nul:?}");
+        }
         assert_eq!(human(&"1".repeat(5120)), None);
     }
 
@@ -326,6 +340,20 @@ mod tests {
         let huge = sum("0", "1e4000");
         assert!(huge.starts_with("99999999999999999999654638730996237849324925835069576"));
         assert_eq!(huge.len(), 4000);
+    }
+
+    #[test]
+    fn to_f64() {
+        let f = |s: &str| match parse(s.as_bytes()) {
+            Some(Ld::Finite(v)) => v.to_f64(),
+            other => panic!("{s}: {other:?}"),
+        };
+        assert_eq!(f("0.5"), 0.5);
+        assert_eq!(f("-0.001"), -0.001);
+        assert_eq!(f("0x1p-3"), 0.125);
+        assert_eq!(f("60"), 60.0);
+        assert_eq!(f("1e4000"), f64::INFINITY);
+        assert_eq!(f("1e-4000"), 0.0);
     }
 
     #[test]

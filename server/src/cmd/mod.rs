@@ -11,7 +11,7 @@ mod incr;
 mod keys;
 mod list;
 mod list_edit;
-mod longdouble;
+pub mod longdouble;
 pub mod reply;
 mod set_cmd;
 mod sets;

@@ -75,6 +75,21 @@ pub fn int_arg(arg: &[u8]) -> Result<i64, Frame> {
     parse_i64(arg).ok_or_else(not_integer)
 }
 
+/// Parses an integer argument that must lie in `min..=max` (Redis
+/// `getRangeLongFromObjectOrReply`): a non-integer is `NOT_INTEGER`, an
+/// integer outside the range is `ERR value is out of range, value must
+/// between <min> and <max>` (Redis's wording).
+pub fn range_arg(arg: &[u8], min: i64, max: i64) -> Result<i64, Frame> {
+    let n = int_arg(arg)?;
+    if (min..=max).contains(&n) {
+        Ok(n)
+    } else {
+        Err(Frame::error(format!(
+            "ERR value is out of range, value must between {min} and {max}"
+        )))
+    }
+}
+
 /// Parses a non-negative count (Redis `getPositiveLongFromObjectOrReply`):
 /// non-integers and negatives both give `NOT_POSITIVE`.
 pub fn positive_arg(arg: &[u8]) -> Result<u64, Frame> {
@@ -133,6 +148,18 @@ mod tests {
             "b".repeat(25)
         );
         assert_eq!(unknown_command(&two), Frame::error(want));
+    }
+
+    #[test]
+    fn ranges() {
+        assert_eq!(range_arg(b"-5", -5, 5), Ok(-5));
+        assert_eq!(range_arg(b"5\0", -5, 5), Err(not_integer()));
+        assert_eq!(
+            range_arg(b"6", -5, 5),
+            Err(Frame::error(
+                "ERR value is out of range, value must between -5 and 5"
+            ))
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use bytes::Bytes;
 use rand::seq::{IteratorRandom, SliceRandom};
 
-use super::reply::{int_arg, positive_arg, syntax_error, wrong_type};
+use super::reply::{positive_arg, range_arg, syntax_error, wrong_type};
 use crate::keyspace::{Db, Value};
 use crate::resp::Frame;
 
@@ -139,13 +139,7 @@ const MAX_REPEATED: usize = 1 << 24;
 pub fn srandmember(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     let count = match args.len() {
         2 => None,
-        3 => match int_arg(&args[2]) {
-            Ok(i64::MIN) => {
-                return Frame::error(
-                    "ERR value is out of range, value must between -9223372036854775807 and \
-                     9223372036854775807",
-                )
-            }
+        3 => match range_arg(&args[2], -i64::MAX, i64::MAX) {
             Ok(n) => Some(n),
             Err(e) => return e,
         },

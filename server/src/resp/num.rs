@@ -34,10 +34,14 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
 }
 
 /// Parses a SCAN cursor like Redis 7 `parseScanCursorOrReply` (`strtoul`
-/// base 10): optional sign (a `-` wraps modulo 2^64), leading zeros allowed,
-/// the empty string is cursor 0; leading whitespace, trailing garbage and
-/// overflow are rejected (`None` → `"ERR invalid cursor"`).
+/// base 10 on the argument as a C string): optional sign (a `-` wraps modulo
+/// 2^64), leading zeros allowed, the empty string is cursor 0; leading
+/// whitespace, trailing garbage and overflow are rejected (`None` → `"ERR
+/// invalid cursor"`). Unlike every other number, Redis 7.0 reads a cursor
+/// only up to its first NUL byte (`"1\0x"` is cursor 1): so do we, a cursor
+/// being an opaque token the client got from us.
 pub fn parse_cursor(s: &[u8]) -> Option<u64> {
+    let s = s.split(|&c| c == 0).next().unwrap_or_default();
     if s.is_empty() {
         return Some(0);
     }
@@ -93,7 +97,11 @@ mod tests {
         assert_eq!(parse_cursor(b"+7"), Some(7));
         assert_eq!(parse_cursor(b"-1"), Some(u64::MAX));
         assert_eq!(parse_cursor(b"18446744073709551615"), Some(u64::MAX));
-        for bad in [&b" 1"[..], b"1x", b"+", b"18446744073709551616"] {
+        // Checked against redis-server 7.0.15: the cursor ends at a NUL.
+        assert_eq!(parse_cursor(b"\0"), Some(0));
+        assert_eq!(parse_cursor(b"1\x002"), Some(1));
+        assert_eq!(parse_cursor(b"12\0 x"), Some(12));
+        for bad in [&b" 1"[..], b"1x", b"+", b"18446744073709551616", b"x\x001"] {
             assert_eq!(parse_cursor(bad), None);
         }
     }

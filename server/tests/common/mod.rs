@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod reference;
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -219,6 +221,48 @@ pub fn have(tool: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Runs `shardline --data-dir DIR ARGS` on ephemeral loopback ports, asserts that it refuses
+/// to start, and returns its stderr.
+pub fn start_failure(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_shardline"))
+        .args(["--bind", "127.0.0.1:0", "--metrics-bind", "127.0.0.1:0"])
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("run shardline");
+    assert!(!out.status.success(), "shardline started: {out:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs `shardline passwd ARGS` in directory `cwd` with `stdin` as its whole input and no
+/// `SHARDLINE_*` variable inherited from the test's environment.
+pub fn shardline_passwd(args: &[&std::ffi::OsStr], cwd: &Path, stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_shardline"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("SHARDLINE_") {
+            command.env_remove(name);
+        }
+    }
+    let mut child = command
+        .arg("passwd")
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("shardline passwd");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("password");
+    child.wait_with_output().expect("wait")
+}
+
 /// Path of a file next to the test sources.
 pub fn test_file(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -226,10 +270,17 @@ pub fn test_file(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A blocking TLS connection speaking raw RESP, for tests that need exact bytes or a
-/// connection held open across server events.
+/// The byte stream under a [`RawClient`]: TLS to shardline, plain TCP to a reference
+/// redis-server.
+pub trait Transport: std::io::Read + std::io::Write + Send {}
+impl<T: std::io::Read + std::io::Write + Send> Transport for T {}
+
+/// A blocking connection speaking raw RESP (TLS to shardline, or plain TCP), for tests that
+/// need exact bytes or a connection held open across server events.
 pub struct RawClient {
-    stream: openssl::ssl::SslStream<std::net::TcpStream>,
+    stream: Box<dyn Transport>,
+    /// Bytes read past the end of the last reply [`RawClient::read_reply`] returned.
+    pending: Vec<u8>,
 }
 
 impl RawClient {
@@ -243,7 +294,21 @@ impl RawClient {
         tcp.set_read_timeout(Some(Duration::from_secs(10)))
             .expect("timeout");
         let stream = connector.connect("localhost", tcp).expect("TLS handshake");
-        RawClient { stream }
+        RawClient {
+            stream: Box::new(stream),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Connects over plain TCP (a reference redis-server, or shardline with `--tls off`).
+    pub fn plain(addr: SocketAddr) -> RawClient {
+        let tcp = std::net::TcpStream::connect(addr).expect("connect");
+        tcp.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        RawClient {
+            stream: Box::new(tcp),
+            pending: Vec::new(),
+        }
     }
 
     /// Sends `args` as one RESP multibulk request.
@@ -268,7 +333,9 @@ impl RawClient {
     pub fn read_exact_len(&mut self, len: usize) -> Vec<u8> {
         use std::io::Read;
         let mut got = vec![0u8; len];
-        let mut filled = 0;
+        let mut filled = self.pending.len().min(len);
+        got[..filled].copy_from_slice(&self.pending[..filled]);
+        self.pending.drain(..filled);
         while filled < len {
             match self.stream.read(&mut got[filled..]) {
                 Ok(0) | Err(_) => break,
@@ -296,8 +363,65 @@ impl RawClient {
     /// Reads to EOF; true when the server closed the connection.
     pub fn closed_by_server(&mut self) -> bool {
         use std::io::Read;
-        let mut rest = Vec::new();
+        let mut rest = std::mem::take(&mut self.pending);
         self.stream.read_to_end(&mut rest).is_ok() && rest.is_empty()
+    }
+
+    /// Reads one whole RESP2/RESP3 reply and returns its bytes exactly as sent (nested
+    /// aggregates included). Panics on EOF or after the 10 s read timeout.
+    pub fn read_reply(&mut self) -> Vec<u8> {
+        use std::io::Read;
+        loop {
+            if let Some(end) = resp_reply_len(&self.pending) {
+                return self.pending.drain(..end).collect();
+            }
+            let mut chunk = [0u8; 16 * 1024];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => panic!(
+                    "connection closed inside a reply: {:?}",
+                    String::from_utf8_lossy(&self.pending)
+                ),
+                Ok(n) => self.pending.extend_from_slice(&chunk[..n]),
+                Err(e) => panic!("reading a reply: {e}"),
+            }
+        }
+    }
+
+    /// Sends `args` as one request and returns its whole reply.
+    pub fn request(&mut self, args: &[&[u8]]) -> Vec<u8> {
+        self.send(args);
+        self.read_reply()
+    }
+}
+
+/// Length of the first complete RESP2/RESP3 reply in `buf` (RESP spec: `+ - : _ , # (`
+/// lines, `$ = !` blobs with `-1` as null, `* ~ >` aggregates of N items, `%` maps of N
+/// pairs), or `None` while it is incomplete.
+pub fn resp_reply_len(buf: &[u8]) -> Option<usize> {
+    let line_end = buf.windows(2).position(|w| w == b"\r\n")?;
+    let after = line_end + 2;
+    let count = || -> i64 {
+        std::str::from_utf8(&buf[1..line_end])
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("bad length line {:?}", String::from_utf8_lossy(buf)))
+    };
+    match buf.first()? {
+        b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => Some(after),
+        b'$' | b'=' | b'!' => match usize::try_from(count()) {
+            Err(_) => Some(after),
+            Ok(n) => (buf.len() >= after + n + 2).then_some(after + n + 2),
+        },
+        kind @ (b'*' | b'~' | b'>' | b'%') => {
+            let per_item = if *kind == b'%' { 2 } else { 1 };
+            let items = usize::try_from(count()).map_or(0, |n| n * per_item);
+            let mut at = after;
+            for _ in 0..items {
+                at += resp_reply_len(&buf[at..])?;
+            }
+            Some(at)
+        }
+        other => panic!("unknown RESP type byte {:?}", char::from(*other)),
     }
 }
 

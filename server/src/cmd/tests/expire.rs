@@ -109,3 +109,20 @@ fn lazy_expiry_on_every_type() {
     assert_eq!(rt(&mut db, NOW + 2, "SCARD s"), ":0\r\n");
     assert_eq!((db.len(), db.expires_len()), (0, 0));
 }
+
+#[test]
+fn expiretime_rounds_without_overflow_at_the_edge() {
+    // Checked against redis-server 7.0.15.
+    let mut db = Db::new();
+    r(&mut db, "SET k v");
+    assert_eq!(
+        rt(&mut db, NOW, "PEXPIREAT k 9223372036854775807"),
+        ":1\r\n"
+    );
+    assert_eq!(rt(&mut db, NOW, "EXPIRETIME k"), ":9223372036854776\r\n");
+    assert_eq!(
+        rt(&mut db, NOW, "PEXPIRETIME k"),
+        ":9223372036854775807\r\n"
+    );
+    assert_eq!(rt(&mut db, NOW, "TTL k"), ":9223372036853776\r\n");
+}

@@ -113,3 +113,29 @@ fn hincrbyfloat() {
         "-ERR wrong number of arguments for 'hincrbyfloat' command\r\n"
     );
 }
+
+#[test]
+fn nul_bytes_make_a_float_invalid_and_change_nothing() {
+    let mut db = Db::new();
+    for stored in [&b"1\x002"[..], b"\0", b"1\0", b"\x001"] {
+        run_at(&mut db, 0, &[b"SET", b"n", stored]);
+        assert_eq!(run_at(&mut db, 0, &[b"INCRBYFLOAT", b"n", b"1"]), NOT_FLOAT);
+        assert_eq!(
+            run_at(&mut db, 0, &[b"GET", b"n"]).into_bytes(),
+            [format!("${}\r\n", stored.len()).as_bytes(), stored, b"\r\n"].concat()
+        );
+        run_at(&mut db, 0, &[b"HSET", b"h", b"f", stored]);
+        assert_eq!(
+            run_at(&mut db, 0, &[b"HINCRBYFLOAT", b"h", b"f", b"1"]),
+            "-ERR hash value is not a float\r\n"
+        );
+    }
+    for incr in [&b"2\x009"[..], b"\0", b"2\0"] {
+        assert_eq!(run_at(&mut db, 0, &[b"INCRBYFLOAT", b"m", incr]), NOT_FLOAT);
+        assert_eq!(
+            run_at(&mut db, 0, &[b"HINCRBYFLOAT", b"hm", b"f", incr]),
+            NOT_FLOAT
+        );
+    }
+    assert_eq!(r(&mut db, "EXISTS m hm"), ":0\r\n");
+}

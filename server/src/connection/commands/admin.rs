@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use crate::cmd::longdouble::{self, Ld};
 use crate::resp::Frame;
 use crate::shard::Shard;
 
@@ -12,7 +13,11 @@ use crate::shard::Shard;
 pub const MAX_DEBUG_SLEEP_SECONDS: f64 = 60.0;
 
 /// `DEBUG SLEEP <seconds>` blocks this shard's reactor for that long (no yield: a deliberate
-/// stall, for testing the stall detector). Errors as Redis when the option is off.
+/// stall, for testing the stall detector). Errors as Redis when the option is off. The
+/// seconds are parsed over the whole argument as INCRBYFLOAT's increment is (Redis 7
+/// `string2ld`: hex and exponents allowed, NUL, spaces, NaN and infinities refused); a
+/// negative or invalid value is `ERR value is not a valid float` where Redis's `strtod`
+/// would sleep 0 s.
 pub fn debug(shard: &Shard, args: &[Bytes]) -> Frame {
     if !shard.shared.config.enable_debug_command {
         return Frame::error(
@@ -23,10 +28,10 @@ pub fn debug(shard: &Shard, args: &[Bytes]) -> Frame {
     let sub = args[1].to_ascii_uppercase();
     match (sub.as_slice(), args.len()) {
         (b"SLEEP", 3) => {
-            let seconds = std::str::from_utf8(&args[2])
-                .ok()
-                .and_then(|s| s.parse::<f64>().ok())
-                .filter(|s| s.is_finite() && *s >= 0.0);
+            let seconds = match longdouble::parse(&args[2]) {
+                Some(Ld::Finite(s)) => Some(s.to_f64()).filter(|s| *s >= 0.0),
+                Some(Ld::Inf) | None => None,
+            };
             match seconds {
                 None => Frame::error("ERR value is not a valid float"),
                 Some(s) if s > MAX_DEBUG_SLEEP_SECONDS => Frame::error(format!(

@@ -55,10 +55,7 @@ pub async fn hello(
 ) -> Result<Frame, Frame> {
     let mut protocol = session.protocol;
     if let Some(version) = args.get(1) {
-        protocol = match std::str::from_utf8(version)
-            .ok()
-            .and_then(|v| v.parse::<i64>().ok())
-        {
+        protocol = match crate::resp::num::parse_i64(version) {
             None => {
                 return Ok(Frame::error(
                     "ERR Protocol version is not an integer or out of range",
@@ -66,11 +63,7 @@ pub async fn hello(
             }
             Some(2) => Protocol::Resp2,
             Some(3) => Protocol::Resp3,
-            Some(_) => {
-                return Ok(Frame::error(
-                    "NOPROTO sorry, this protocol version is not supported.",
-                ))
-            }
+            Some(_) => return Ok(Frame::error("NOPROTO unsupported protocol version")),
         };
     }
     let mut credentials = None;

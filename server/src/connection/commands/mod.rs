@@ -75,14 +75,13 @@ pub async fn execute(
     Flow::Continue
 }
 
-/// SELECT: only database 0 exists (as Redis Cluster and Dragonfly with one db).
+/// SELECT: only database 0 exists (as Redis Cluster and Dragonfly with one db). The index is
+/// a C `int` as in Redis 7 `selectCommand` (`getIntFromObjectOrReply`), so the errors are
+/// Redis's with `databases 1`.
 fn select(index: &[u8]) -> Frame {
-    match std::str::from_utf8(index)
-        .ok()
-        .and_then(|s| s.parse::<i64>().ok())
-    {
-        None => Frame::error("ERR value is not an integer or out of range"),
-        Some(0) => Frame::ok(),
-        Some(_) => Frame::error("ERR DB index is out of range"),
+    match crate::cmd::reply::range_arg(index, i32::MIN.into(), i32::MAX.into()) {
+        Err(e) => e,
+        Ok(0) => Frame::ok(),
+        Ok(_) => Frame::error("ERR DB index is out of range"),
     }
 }
