@@ -66,13 +66,23 @@ fn encode(args: &[&[u8]]) -> Vec<u8> {
     out
 }
 
-/// A plain blocking TLS stream (not `RawClient`) so the test can set a write timeout and read
-/// in large blocks.
+/// Receive buffer of the test's flooding clients, in bytes. Set before connecting, it stops
+/// the kernel from growing it (loopback may otherwise buffer tens of MiB of replies).
+const CLIENT_RCVBUF: usize = 256 * 1024;
+
+/// A blocking TLS stream with a small receive buffer, a write timeout and large-block reads
+/// (`RawClient` has none of these).
 fn tls_stream(server: &Server) -> openssl::ssl::SslStream<std::net::TcpStream> {
     use openssl::ssl::{SslConnector, SslMethod};
     let mut builder = SslConnector::builder(SslMethod::tls_client()).expect("connector");
     builder.set_ca_file(server.cert()).expect("ca");
-    let tcp = std::net::TcpStream::connect(server.addr).expect("connect");
+    let socket =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("socket");
+    socket
+        .set_recv_buffer_size(CLIENT_RCVBUF)
+        .expect("SO_RCVBUF");
+    socket.connect(&server.addr.into()).expect("connect");
+    let tcp: std::net::TcpStream = socket.into();
     // On a server that stops reading while its replies are blocked, the writes below would
     // wait forever: fail instead.
     tcp.set_write_timeout(Some(Duration::from_secs(30)))
@@ -267,28 +277,35 @@ fn a_client_over_the_soft_output_limit_for_its_seconds_is_closed() {
 #[test]
 fn unwritten_replies_show_in_client_info_and_the_shard_gauge() {
     let server = Server::start(&["--smp", "1"]);
-    let mut client = authenticated(&server);
+    let mut setup = authenticated(&server);
     let big = vec![b'x'; 1024 * 1024];
-    client.roundtrip(&[b"SET", b"fc:big", &big], b"+OK\r\n");
-    // 32 MiB of replies, more than loopback socket buffers hold, then CLIENT INFO: its line
+    setup.roundtrip(&[b"SET", b"fc:big", &big], b"+OK\r\n");
+    // 32 MiB of replies, far more than the socket buffers hold, then CLIENT INFO: its line
     // is made while most of them still wait in the server.
+    let mut client = tls_stream(&server);
     let mut batch = Vec::new();
     for _ in 0..32 {
         batch.extend_from_slice(&encode(&[b"GET", b"fc:big"]));
     }
     batch.extend_from_slice(&encode(&[b"CLIENT", b"INFO"]));
-    client.send_raw(&batch);
+    client.write_all(&batch).expect("write");
     common::wait_for(|| server.metric("shardline_client_output_buffer_bytes", &[]) > 0.0);
     let gauge = server.metric("shardline_client_output_buffer_bytes", &[]);
     let mut reply = b"$1048576\r\n".to_vec();
     reply.extend_from_slice(&big);
     reply.extend_from_slice(b"\r\n");
+    let mut got = vec![0u8; reply.len()];
     for n in 0..32 {
-        assert_eq!(client.read_exact_len(reply.len()), reply, "reply {n}");
+        client.read_exact(&mut got).expect("reply");
+        assert!(got == reply, "reply {n}");
     }
-    let header = read_line(&mut client);
-    let len: usize = header[1..].trim().parse().expect("bulk length");
-    let info = String::from_utf8(client.read_exact_len(len + 2)).expect("utf-8");
+    let mut info = Vec::new();
+    let mut byte = [0u8; 1];
+    while !info.ends_with(b"\n\r\n") {
+        client.read_exact(&mut byte).expect("CLIENT INFO reply");
+        info.push(byte[0]);
+    }
+    let info = String::from_utf8(info).expect("utf-8");
     let omem: u64 = field(&info, "omem").parse().expect("omem");
     assert!(
         (8 * 1024 * 1024..32 * 1024 * 1024 + 1024).contains(&omem),
