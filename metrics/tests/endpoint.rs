@@ -201,23 +201,41 @@ fn scrape_status(addr: std::net::SocketAddr) -> u16 {
         .as_u16()
 }
 
+/// Serves with `limits`, opens `slow` half-sent requests, then scrapes. Returns the server,
+/// the scrape's status, how long after the first half-sent request it was answered, and the
+/// half-sent connections.
+fn scrape_behind_half_sent(
+    limits: EndpointLimits,
+    slow: usize,
+) -> (
+    shardline_metrics::MetricsServer,
+    u16,
+    Duration,
+    Vec<TcpStream>,
+) {
+    let server =
+        serve_with("127.0.0.1:0".parse().expect("address"), populated(), limits).expect("bind");
+    let addr = server.local_addr();
+    let started = Instant::now();
+    let slow = half_sent_requests(addr, slow);
+    let status = scrape_status(addr);
+    (server, status, started.elapsed(), slow)
+}
+
 #[test]
 fn half_sent_requests_time_out_and_a_concurrent_scrape_still_gets_200() {
     let limits = EndpointLimits {
         max_concurrent_scrapes: 32,
         request_timeout: Duration::from_millis(1500),
     };
-    let server =
-        serve_with("127.0.0.1:0".parse().expect("address"), populated(), limits).expect("bind");
-    let addr = server.local_addr();
     let started = Instant::now();
-    let slow = half_sent_requests(addr, 20);
-    assert_eq!(scrape_status(addr), 200);
+    let (server, status, _, slow) = scrape_behind_half_sent(limits, 20);
+    assert_eq!(status, 200);
     for stream in slow {
         assert_dropped_unanswered(stream);
     }
     assert!(started.elapsed() >= limits.request_timeout);
-    assert_eq!(scrape_status(addr), 200);
+    assert_eq!(scrape_status(server.local_addr()), 200);
     server.shutdown();
 }
 
@@ -227,14 +245,10 @@ fn scrapes_beyond_the_limit_wait_for_a_slot() {
         max_concurrent_scrapes: 2,
         request_timeout: Duration::from_millis(1000),
     };
-    let server =
-        serve_with("127.0.0.1:0".parse().expect("address"), populated(), limits).expect("bind");
-    let addr = server.local_addr();
-    let started = Instant::now();
-    let slow = half_sent_requests(addr, 2);
-    // Both slots are taken: this scrape waits in the listen queue until one times out.
-    assert_eq!(scrape_status(addr), 200);
-    assert!(started.elapsed() >= limits.request_timeout);
+    // Both slots are taken: the scrape waits in the listen queue until one times out.
+    let (server, status, waited, slow) = scrape_behind_half_sent(limits, 2);
+    assert_eq!(status, 200);
+    assert!(waited >= limits.request_timeout, "{waited:?}");
     for stream in slow {
         assert_dropped_unanswered(stream);
     }

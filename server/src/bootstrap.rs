@@ -15,7 +15,7 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use tracing::{error, info, warn};
 
-use crate::accept::ClientSlots;
+use crate::accept::{ClientSlots, SpareDescriptors};
 use crate::config::{ServerConfig, TlsSwitch};
 use crate::cpus::{allowed_cpus, helper_cpus, pin_current_thread, shard_cpus};
 use crate::fd_limit::{adjust_open_files_limit, reserved_fds, show_limit, FdBudget};
@@ -87,6 +87,7 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         users_path.display(),
     );
 
+    let spare_fds = SpareDescriptors::new(cpus.len());
     let shared = Arc::new(Shared {
         config,
         users: ArcSwap::from_pointee(users),
@@ -99,6 +100,7 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         cpus,
         bound,
         clients: ClientSlots::new(fd_budget.max_clients),
+        spare_fds,
     });
     let signals = spawn_signal_thread(shared.clone(), users_path, limits)?;
     let result = run_shards(shared.clone(), sockets);

@@ -15,7 +15,7 @@ use shardline_metrics::Metrics;
 use socket2::Socket;
 use tracing::{error, warn};
 
-use crate::accept::{accept_loop, ClientSlots};
+use crate::accept::{accept_loop, ClientSlots, SpareDescriptors};
 use crate::config::ServerConfig;
 use crate::forward::{serve_peer_requests, Peers, ShardRequest};
 use crate::shard::{InfoCounters, Shard, TaskQueues, EXPIRE_SWEEP_PERIOD};
@@ -46,6 +46,8 @@ pub struct Shared {
     pub bound: SocketAddr,
     /// Connected clients against `--maxclients` (process-wide, as in Redis).
     pub clients: ClientSlots,
+    /// Descriptors held in reserve to refuse connections when descriptors run out.
+    pub spare_fds: SpareDescriptors,
 }
 
 /// Runs all shards until shutdown; returns when every shard has stopped.

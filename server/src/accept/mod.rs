@@ -2,8 +2,8 @@
 //! semantics) and running out of file descriptors without spinning.
 //!
 //! Redis counts clients across the whole server, so the count is one atomic in
-//! [`Shared`]: a connection holds a [`ClientSlot`] from accept to close. A connection over
-//! the limit is refused at once. With `--tls off` it first gets
+//! [`crate::server::Shared`]: a connection holds a [`ClientSlot`] from accept to close. A
+//! connection over the limit is refused at once. With `--tls off` it first gets
 //! `-ERR max number of clients reached`, as from Redis. On a TLS port nothing can be said
 //! before a handshake, and handshaking only to refuse would spend CPU on exactly the clients
 //! being shed, so the connection is just closed (the client sees its handshake fail at
@@ -12,23 +12,21 @@
 //!
 //! Out of descriptors, accept(2) fails with EMFILE (ENFILE when the whole system is out)
 //! at once, whether or not a connection waits, and leaves waiting connections in the listen
-//! queue: retrying would spin, and the clients would hang until their own timeouts. Each
-//! shard therefore holds one spare descriptor (on `/dev/null`), the "reserve descriptor"
-//! trick of libev and nginx: it closes the spare, accepts one waiting connection, refuses
-//! and closes it as above, reopens the spare, and repeats until the queue is empty. Since
-//! accept(2) cannot be waited on while it fails at once, the shard then looks at the queue
-//! every 50 ms until a descriptor is free besides the spare, and goes back to accepting. If
-//! another thread took the freed descriptor first, it backs off (10 ms doubling to 1 s).
-//! Refusals are counted in `shardline_connections_rejected_total{reason}` and INFO's
-//! `rejected_connections`, and logged at most once per 10 s per shard with the number
-//! refused since the previous line.
+//! queue: retrying would spin, and the clients would hang until their own timeouts. The
+//! shard then refuses the waiting connections as above, each accepted on a descriptor given
+//! up from the pool of spares ([`SpareDescriptors`]). Since accept(2) cannot be waited on
+//! while it fails at once, it looks at its queue every 50 ms until the spares are all back
+//! and one more descriptor is free, then goes back to accepting. If no spare is left to give
+//! up, it backs off (10 ms doubling to 1 s). Refusals are counted in
+//! `shardline_connections_rejected_total{reason}` and INFO's `rejected_connections`, and
+//! logged at most once per 10 s per shard with the number refused since the previous line.
 
-use std::fs::File;
+mod clients;
+mod spare;
+
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use glommio::GlommioError;
@@ -38,8 +36,9 @@ use socket2::{SockRef, Socket};
 use tracing::{info, warn};
 
 use crate::listener::into_glommio;
-use crate::server::Shared;
 use crate::shard::Shard;
+pub use clients::{ClientSlot, ClientSlots};
+pub use spare::{Drained, SpareDescriptors};
 
 /// What a client over `--maxclients` (or refused for lack of descriptors) reads with
 /// `--tls off` (Redis 7 networking.c, `acceptCommonHandler`).
@@ -55,58 +54,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// waited on then: it fails at once, whether or not a connection waits).
 const OUT_OF_DESCRIPTORS_POLL: Duration = Duration::from_millis(50);
 /// Waiting connections refused in one go before the loop yields to other tasks.
-const DRAIN_BATCH: usize = 64;
-
-/// Connected clients of the whole process against `--maxclients`.
-#[derive(Debug)]
-pub struct ClientSlots {
-    max: usize,
-    connected: AtomicUsize,
-}
-
-impl ClientSlots {
-    /// Room for `max` clients (the limit in force after
-    /// [`crate::fd_limit::adjust_open_files_limit`]).
-    pub fn new(max: usize) -> Self {
-        Self {
-            max,
-            connected: AtomicUsize::new(0),
-        }
-    }
-
-    /// The client limit in force (CONFIG GET / INFO `maxclients`).
-    pub fn max(&self) -> usize {
-        self.max
-    }
-
-    /// Clients connected now, over all shards.
-    pub fn connected(&self) -> usize {
-        self.connected.load(Ordering::Acquire)
-    }
-}
-
-/// One client's place under `--maxclients`, held from accept to close; given back on drop.
-pub struct ClientSlot(Arc<Shared>);
-
-impl ClientSlot {
-    /// Takes a place, or `None` when `--maxclients` clients are connected.
-    pub fn take(shared: &Arc<Shared>) -> Option<ClientSlot> {
-        let slots = &shared.clients;
-        slots
-            .connected
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < slots.max).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| ClientSlot(shared.clone()))
-    }
-}
-
-impl Drop for ClientSlot {
-    fn drop(&mut self) {
-        self.0.clients.connected.fetch_sub(1, Ordering::AcqRel);
-    }
-}
+const DRAIN_BATCH: usize = 16;
 
 /// Accepts connections on `socket` (this shard's listening socket) until shutdown, serving
 /// each within `--maxclients` and refusing the rest as described in the module docs.
@@ -146,7 +94,8 @@ pub async fn accept_loop(shard: Rc<Shard>, socket: Socket) {
                     refusals.refuse(fd, reject_reason::MAX_CLIENTS);
                     refusals.report(1, || {
                         format!(
-                            "max number of clients reached (--maxclients {})",
+                            "max number of clients reached (--maxclients {}); closing new \
+                             connections at once",
                             shard.shared.clients.max()
                         )
                     });
@@ -162,11 +111,11 @@ pub async fn accept_loop(shard: Rc<Shard>, socket: Socket) {
     }
 }
 
-/// Refusing connections and reporting it: the spare descriptor, the log throttle, backoff.
+/// Refusing connections and reporting it: the out-of-descriptors state, the log throttle,
+/// backoff.
 struct Refusals {
     shard: Rc<Shard>,
     listen_fd: RawFd,
-    spare: Option<File>,
     /// Set while the process is out of descriptors: the errno accept(2) failed with.
     out_of_descriptors: Option<i32>,
     /// The next round of [`Refusals::refuse_waiting`] logs even if it refused nobody.
@@ -176,22 +125,11 @@ struct Refusals {
     backoff: Duration,
 }
 
-/// How draining the listen queue ended.
-enum Drained {
-    /// No connection waits any more.
-    Empty,
-    /// [`DRAIN_BATCH`] connections refused; more may wait.
-    Batch,
-    /// Could not accept even after freeing the spare descriptor (another thread took it).
-    Stuck,
-}
-
 impl Refusals {
     fn new(shard: Rc<Shard>, listen_fd: RawFd) -> Self {
         Self {
             shard,
             listen_fd,
-            spare: open_spare(),
             out_of_descriptors: None,
             announce: false,
             throttle: LogThrottle::new(REFUSAL_LOG_PERIOD),
@@ -219,8 +157,7 @@ impl Refusals {
         self.unreported += refused;
         if self.throttle.event(Instant::now()).is_some() {
             warn!(
-                "shard {}: {}; closing new connections at once ({} refused since the last \
-                 report; reported at most every {} s)",
+                "shard {}: {} ({} refused since the last report; reported at most every {} s)",
                 self.shard.id,
                 cause(),
                 std::mem::take(&mut self.unreported),
@@ -261,7 +198,7 @@ impl Refusals {
     /// connection waits): refuses the connections waiting now and returns how long to wait
     /// before looking again; or, once descriptors are back, returns to accepting.
     fn refuse_waiting(&mut self, errno: i32) -> Duration {
-        if self.descriptors_back() {
+        if self.shard.shared.spare_fds.descriptors_back() {
             self.out_of_descriptors = None;
             self.backoff = MIN_BACKOFF;
             if self.unreported > 0 && self.throttle.flush(Instant::now()).is_some() {
@@ -279,7 +216,12 @@ impl Refusals {
         } else {
             reject_reason::FD_LIMIT
         };
-        let (refused, drained) = self.drain(reason);
+        // SAFETY: the listening socket belongs to this shard's listener, which outlives the
+        // accept loop and therefore this call.
+        let listener = unsafe { BorrowedFd::borrow_raw(self.listen_fd) };
+        let spares = &self.shard.shared.spare_fds;
+        let (refused, drained) =
+            spares.refuse_waiting(listener, DRAIN_BATCH, |fd| self.refuse(fd, reason));
         let pause = match drained {
             Drained::Empty => OUT_OF_DESCRIPTORS_POLL,
             Drained::Batch => Duration::ZERO,
@@ -291,52 +233,13 @@ impl Refusals {
         };
         if refused > 0 || std::mem::take(&mut self.announce) {
             self.report(refused, || {
-                format!("accept failed: {}", io::Error::from_raw_os_error(errno))
+                format!(
+                    "accept failed: {}; closing new connections at once until descriptors are \
+                     back",
+                    io::Error::from_raw_os_error(errno)
+                )
             });
         }
         pause
     }
-
-    /// Whether a descriptor is free besides the spare (which is taken back first).
-    fn descriptors_back(&mut self) -> bool {
-        if self.spare.is_none() {
-            self.spare = open_spare();
-        }
-        self.spare.is_some() && open_spare().is_some()
-    }
-
-    /// Frees the spare descriptor, accepts and refuses up to [`DRAIN_BATCH`] waiting
-    /// connections, one at a time, and takes the spare back after each.
-    fn drain(&mut self, reason: &'static str) -> (u64, Drained) {
-        // SAFETY: the listening socket belongs to this shard's listener, which outlives the
-        // accept loop and therefore this call.
-        let listener = unsafe { BorrowedFd::borrow_raw(self.listen_fd) };
-        let listener = SockRef::from(&listener);
-        let mut refused = 0;
-        for _ in 0..DRAIN_BATCH {
-            self.spare = None;
-            let accepted = listener.accept();
-            if let Ok((socket, _)) = &accepted {
-                self.refuse(socket.as_fd(), reason);
-                refused += 1;
-            }
-            // Close the refused connection before taking the spare back: that frees the
-            // descriptor the spare needs.
-            let outcome = accepted.map(drop);
-            self.spare = open_spare();
-            match outcome {
-                Ok(()) => {}
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
-                    return (refused, Drained::Empty)
-                }
-                Err(_) => return (refused, Drained::Stuck),
-            }
-        }
-        (refused, Drained::Batch)
-    }
-}
-
-/// The spare descriptor; `None` while the process is out of descriptors.
-fn open_spare() -> Option<File> {
-    File::open("/dev/null").ok()
 }
