@@ -47,6 +47,19 @@ pub mod close_reason {
     pub const OUTPUT_BUFFER_LIMIT: &str = "output_buffer_limit";
 }
 
+/// `reason` of `shardline_connections_rejected_total`: why a connection was closed right
+/// after accept(2), before any handshake.
+pub mod reject_reason {
+    /// `--maxclients` clients were connected (Redis's `-ERR max number of clients reached`).
+    pub const MAX_CLIENTS: &str = "max_clients";
+    /// The process was out of file descriptors (accept failed with EMFILE, RLIMIT_NOFILE).
+    pub const FD_LIMIT: &str = "fd_limit";
+    /// The system was out of file descriptors (accept failed with ENFILE, fs.file-max).
+    pub const SYSTEM_FD_LIMIT: &str = "system_fd_limit";
+    /// Every value, as exported at zero from the start.
+    pub const ALL: [&str; 3] = [MAX_CLIENTS, FD_LIMIT, SYSTEM_FD_LIMIT];
+}
+
 /// `reason` of `shardline_tls_handshakes_failed_total`.
 pub mod tls_failure {
     /// `--handshake-timeout-ms` elapsed.

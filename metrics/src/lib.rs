@@ -13,7 +13,10 @@
 //! * [`Metrics`] holds the registry and every family; [`Metrics::shard`] returns the
 //!   pre-resolved [`ShardMetrics`] a shard updates without touching other shards' atomics.
 //!   [`GlommioStatsReader`] exports glommio's executor and task-queue statistics.
-//! * [`serve`] answers `GET /metrics` from its own thread.
+//! * [`serve`] / [`serve_with`] answer `GET /metrics` from their own thread, within
+//!   [`EndpointLimits`] (request timeout, concurrent scrapes).
+//! * [`LogThrottle`] keeps a repeating condition (e.g. accept failing with EMFILE) to one
+//!   log line per period, with the count of the occurrences in between.
 //!
 //! Wiring, per process and per shard:
 //!
@@ -79,10 +82,11 @@ pub mod stall;
 mod task;
 #[cfg(test)]
 mod test_support;
+mod throttle;
 
 pub use activity::Activity;
 pub use executor_stats::{ExecutorStatsDelta, GlommioStatsReader, TaskQueueStatsDelta};
-pub use http::{serve, MetricsServer};
+pub use http::{serve, serve_with, EndpointLimits, MetricsServer};
 pub use registry::{reactor_stall_buckets, Metrics, NAMESPACE, TEXT_CONTENT_TYPE};
 pub use shard::ShardMetrics;
 pub use stall::{
@@ -90,3 +94,4 @@ pub use stall::{
     StallConfig, StallConfigError,
 };
 pub use task::{instrument, Instrumented};
+pub use throttle::LogThrottle;

@@ -64,6 +64,7 @@ pub(crate) struct Families {
     pub(crate) connections_active: IntGaugeVec,
     pub(crate) connections_closed: IntCounterVec,
     pub(crate) connections_shed: IntCounterVec,
+    pub(crate) connections_rejected: IntCounterVec,
     // TLS.
     pub(crate) tls_started: IntCounterVec,
     pub(crate) tls_completed: IntCounterVec,
@@ -233,6 +234,11 @@ impl Families {
                 "connections_shed_total",
                 "Connections shed because they waited too long for login admission.",
                 SHARD,
+            )?,
+            connections_rejected: b.int_counter(
+                "connections_rejected_total",
+                "Connections closed right after accept, before any handshake, by reason (max_clients, fd_limit, system_fd_limit).",
+                &["shard", "reason"],
             )?,
             tls_started: b.int_counter(
                 "tls_handshakes_started_total",

@@ -38,6 +38,7 @@ pub struct ShardMetrics {
     connections_active: IntGauge,
     connections_closed: LabelCache<IntCounter>,
     connections_shed: IntCounter,
+    connections_rejected: LabelCache<IntCounter>,
     tls_started: IntCounter,
     tls_completed: IntCounter,
     tls_failed: LabelCache<IntCounter>,
@@ -66,6 +67,10 @@ impl ShardMetrics {
         let _ = f.reactor_stalls.with_label_values(&one);
         let _ = f.stall_reported.with_label_values(&one);
         let _ = f.stall_suppressed.with_label_values(&one);
+        let connections_rejected = LabelCache::new(&f.connections_rejected, l, as_given);
+        for reason in crate::labels::reject_reason::ALL {
+            connections_rejected.with(reason, |_| ());
+        }
         ShardMetrics {
             shard,
             last_executor_stats: Cell::new(Instant::now()),
@@ -82,6 +87,7 @@ impl ShardMetrics {
             connections_active: f.connections_active.with_label_values(&one),
             connections_closed: LabelCache::new(&f.connections_closed, l, as_given),
             connections_shed: f.connections_shed.with_label_values(&one),
+            connections_rejected,
             tls_started: f.tls_started.with_label_values(&one),
             tls_completed: f.tls_completed.with_label_values(&one),
             tls_failed: LabelCache::new(&f.tls_failed, l, as_given),
@@ -126,6 +132,14 @@ impl ShardMetrics {
     /// `connections_shed_total` +1 (close it with [`ShardMetrics::connection_closed`] too).
     pub fn connection_shed(&self) {
         self.connections_shed.inc();
+    }
+
+    /// A connection was closed right after accept(2), before any handshake:
+    /// `connections_rejected_total{reason}` +1 (`reason` from
+    /// [`crate::labels::reject_reason`]). Not paired with
+    /// [`ShardMetrics::connection_accepted`]: a rejected connection is never active.
+    pub fn connection_rejected(&self, reason: &'static str) {
+        self.connections_rejected.with(reason, IntCounter::inc);
     }
 
     // ---- TLS ---------------------------------------------------------------------------
@@ -292,6 +306,31 @@ mod tests {
         );
         assert_eq!(
             s("shardline_connections_shed_total", &[("shard", "2")]),
+            Some(1.0)
+        );
+        // Every rejection reason is exported at zero from the start.
+        for reason in crate::labels::reject_reason::ALL {
+            let labels = [("shard", "2"), ("reason", reason)];
+            assert_eq!(
+                s("shardline_connections_rejected_total", &labels),
+                Some(0.0)
+            );
+        }
+        shard.connection_rejected(crate::labels::reject_reason::FD_LIMIT);
+        shard.connection_rejected(crate::labels::reject_reason::FD_LIMIT);
+        shard.connection_rejected(crate::labels::reject_reason::MAX_CLIENTS);
+        let rejected = |reason| {
+            s(
+                "shardline_connections_rejected_total",
+                &[("shard", "2"), ("reason", reason)],
+            )
+        };
+        assert_eq!(rejected("fd_limit"), Some(2.0));
+        assert_eq!(rejected("max_clients"), Some(1.0));
+        assert_eq!(rejected("system_fd_limit"), Some(0.0));
+        // A rejection never touches the active gauge.
+        assert_eq!(
+            s("shardline_connections_active", &[("shard", "2")]),
             Some(1.0)
         );
         // Another shard's children are untouched.

@@ -10,13 +10,15 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 use rand::distributions::{Alphanumeric, DistString};
 use shardline_auth::{OffloadPool, Users, UsersLimits};
-use shardline_metrics::Metrics;
+use shardline_metrics::{EndpointLimits, Metrics};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use tracing::{error, info, warn};
 
+use crate::accept::{ClientSlots, SpareDescriptors};
 use crate::config::{ServerConfig, TlsSwitch};
 use crate::cpus::{allowed_cpus, helper_cpus, pin_current_thread, shard_cpus};
+use crate::fd_limit::{adjust_open_files_limit, reserved_fds, show_limit, FdBudget};
 use crate::listener::bind_reuseport;
 use crate::server::{run_shards, Shared};
 use crate::tls::{ensure_dev_certificate, TlsFiles};
@@ -45,11 +47,19 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     pin_current_thread(&helpers)
         .map_err(|err| format!("cannot pin helper threads to CPU(s) {helpers:?}: {err}"))?;
 
+    let fd_budget = raise_open_files_limit(&config, cpus.len())?;
     let (sockets, bound) = bind_reuseport(config.bind, config.backlog, cpus.len())
         .map_err(|err| format!("cannot listen on {}: {err}", config.bind))?;
     let metrics = Metrics::new();
-    let metrics_server = shardline_metrics::serve(config.metrics_bind, metrics.clone())
-        .map_err(|err| err.to_string())?;
+    let metrics_server = shardline_metrics::serve_with(
+        config.metrics_bind,
+        metrics.clone(),
+        EndpointLimits {
+            max_concurrent_scrapes: config.metrics_max_concurrent_scrapes,
+            request_timeout: Duration::from_millis(config.metrics_request_timeout_ms),
+        },
+    )
+    .map_err(|err| err.to_string())?;
     let offload = match config.hash_mode {
         shardline_auth::HashMode::Offload => Some(
             OffloadPool::new(config.hash_threads.max(1), config.hash_queue_capacity)
@@ -77,6 +87,7 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         users_path.display(),
     );
 
+    let spare_fds = SpareDescriptors::new(cpus.len());
     let shared = Arc::new(Shared {
         config,
         users: ArcSwap::from_pointee(users),
@@ -88,6 +99,8 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         started: Instant::now(),
         cpus,
         bound,
+        clients: ClientSlots::new(fd_budget.max_clients),
+        spare_fds,
     });
     let signals = spawn_signal_thread(shared.clone(), users_path, limits)?;
     let result = run_shards(shared.clone(), sockets);
@@ -97,6 +110,36 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         info!("shardline stopped");
     }
     result
+}
+
+/// Raises RLIMIT_NOFILE for `--maxclients` and logs what it got (Redis 7: lowers maxclients
+/// with a warning when the hard limit is too low).
+fn raise_open_files_limit(config: &ServerConfig, shards: usize) -> Result<FdBudget, String> {
+    let reserved = reserved_fds(shards, config.metrics_max_concurrent_scrapes);
+    let budget = adjust_open_files_limit(config.maxclients, reserved)?;
+    let limits = format!(
+        "open files limit {} (was {}, hard limit {})",
+        budget.limit,
+        budget.previous,
+        show_limit(budget.hard)
+    );
+    if budget.max_clients < config.maxclients {
+        warn!(
+            "{limits}: --maxclients {} needs {} file descriptors ({reserved} reserved for the \
+             server itself); maxclients lowered to {}. Raise the limit with `ulimit -n`, \
+             `LimitNOFILE=` in the systemd unit or `--ulimit nofile=` for containers",
+            config.maxclients,
+            config.maxclients as u64 + reserved,
+            budget.max_clients
+        );
+    } else {
+        info!(
+            "{limits}: room for --maxclients {} and {reserved} descriptors reserved for the \
+             server itself",
+            config.maxclients
+        );
+    }
+    Ok(budget)
 }
 
 fn users_limits(config: &ServerConfig) -> UsersLimits {

@@ -198,6 +198,20 @@ pub struct ServerConfig {
     /// capacity).
     #[arg(long, env = "SHARDLINE_CROSS_SHARD_QUEUE", default_value_t = 1024)]
     pub cross_shard_queue: usize,
+
+    // Clients and file descriptors (issue 8).
+    /// Most clients connected at once over all shards (Redis's maxclients). More are refused
+    /// at accept: `-ERR max number of clients reached` with `--tls off`, closed at once with
+    /// TLS. Lowered at start, with a warning, when RLIMIT_NOFILE cannot hold it.
+    #[arg(long, env = "SHARDLINE_MAXCLIENTS", default_value_t = 10_000, value_parser = at_least(1))]
+    pub maxclients: usize,
+    /// Connections the `/metrics` endpoint serves at once; more wait in its listen queue.
+    #[arg(long, env = "SHARDLINE_METRICS_MAX_CONCURRENT_SCRAPES", default_value_t = 32, value_parser = at_least(1))]
+    pub metrics_max_concurrent_scrapes: usize,
+    /// Longest one `/metrics` connection may take, from accept to the end of the response,
+    /// in milliseconds; a half-sent request is dropped after it.
+    #[arg(long, env = "SHARDLINE_METRICS_REQUEST_TIMEOUT_MS", default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub metrics_request_timeout_ms: u64,
 }
 
 impl ServerConfig {

@@ -3,14 +3,17 @@
 //! Layers, bottom up: [`resp`] (RESP frames and the request parser), [`keyspace`] (one shard's
 //! data and hash-slot ownership), [`cmd`] (keyspace commands and the command table),
 //! [`connection`] (one client: handshake, authentication, dispatch), [`shard`] and
-//! [`forward`] (per-shard state and hops to the owner shard), [`server`] and [`bootstrap`]
+//! [`forward`] (per-shard state and hops to the owner shard), [`accept`] (accept loop,
+//! `--maxclients`, running out of descriptors), [`server`], [`fd_limit`] and [`bootstrap`]
 //! (start-up and shutdown).
 
+pub mod accept;
 pub mod bootstrap;
 pub mod cmd;
 pub mod config;
 pub mod connection;
 pub mod cpus;
+pub mod fd_limit;
 pub mod forward;
 pub mod keyspace;
 pub mod listener;

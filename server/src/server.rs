@@ -15,10 +15,9 @@ use shardline_metrics::Metrics;
 use socket2::Socket;
 use tracing::{error, warn};
 
+use crate::accept::{accept_loop, ClientSlots, SpareDescriptors};
 use crate::config::ServerConfig;
-use crate::connection;
 use crate::forward::{serve_peer_requests, Peers, ShardRequest};
-use crate::listener::into_glommio;
 use crate::shard::{InfoCounters, Shard, TaskQueues, EXPIRE_SWEEP_PERIOD};
 use crate::shutdown::Shutdown;
 use crate::tls::{build_acceptor, TlsFiles};
@@ -45,6 +44,10 @@ pub struct Shared {
     pub cpus: Vec<usize>,
     /// Address the listeners are bound to (with the real port when `--bind` said 0).
     pub bound: SocketAddr,
+    /// Connected clients against `--maxclients` (process-wide, as in Redis).
+    pub clients: ClientSlots,
+    /// Descriptors held in reserve to refuse connections when descriptors run out.
+    pub spare_fds: SpareDescriptors,
 }
 
 /// Runs all shards until shutdown; returns when every shard has stopped.
@@ -195,8 +198,7 @@ async fn shard_main(
     let peer_server =
         shard.spawn_main("cross-shard", serve_peer_requests(shard.clone(), receivers));
     let maintenance = shard.spawn_maintenance("maintenance", maintenance_loop(shard.clone()));
-    let listener = into_glommio(socket);
-    let accept = shard.spawn_main("accept", accept_loop(shard.clone(), listener));
+    let accept = shard.spawn_main("accept", accept_loop(shard.clone(), socket));
     accept.await;
 
     // Stop accepting, let connections finish their in-flight replies (they close on the
@@ -218,29 +220,6 @@ async fn shard_main(
     maintenance.cancel().await;
     shard.peers.close();
     peer_server.await;
-}
-
-async fn accept_loop(shard: Rc<Shard>, listener: glommio::net::TcpListener) {
-    let shutdown = &shard.shared.shutdown;
-    loop {
-        let accepted = futures_lite::future::or(async { Some(listener.accept().await) }, async {
-            shutdown.wait().await;
-            None
-        })
-        .await;
-        match accepted {
-            None => break,
-            Some(Ok(stream)) => {
-                let task = shard.spawn_main("connection", connection::serve(shard.clone(), stream));
-                task.detach();
-            }
-            Some(Err(err)) => {
-                // EMFILE and friends: back off briefly instead of spinning.
-                warn!("shard {}: accept failed: {err}", shard.id);
-                glommio::timer::sleep(Duration::from_millis(10)).await;
-            }
-        }
-    }
 }
 
 async fn maintenance_loop(shard: Rc<Shard>) {

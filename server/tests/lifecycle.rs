@@ -51,6 +51,9 @@ fn limits_that_would_make_the_server_unusable_are_refused() {
         ("--max-password-bytes", "0", "1.."),
         ("--max-concurrent-logins", "0", "1.."),
         ("--backlog", "-5", "1..="),
+        ("--maxclients", "0", "1.."),
+        ("--metrics-max-concurrent-scrapes", "0", "1.."),
+        ("--metrics-request-timeout-ms", "0", "1.."),
     ] {
         let stderr = run_failing(&[&format!("{flag}={value}")], &[]);
         assert!(

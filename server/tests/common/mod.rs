@@ -35,7 +35,40 @@ impl Server {
 
     /// Starts `shardline` using `dir` as its data dir.
     pub fn start_in(dir: tempfile::TempDir, args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_shardline"))
+        Self::start_configured(dir, args, |_| {})
+    }
+
+    /// Starts `shardline` (fresh data dir) with its RLIMIT_NOFILE set to `soft`/`hard` before
+    /// exec, as `ulimit -n` in its shell would.
+    pub fn start_with_nofile(args: &[&str], soft: u64, hard: u64) -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        Self::start_configured(dir, args, move |command| {
+            use std::os::unix::process::CommandExt;
+            let limit = libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: hard,
+            };
+            // SAFETY: the hook only calls setrlimit (async-signal-safe) on a copied value.
+            unsafe {
+                command.pre_exec(move || {
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                });
+            }
+        })
+    }
+
+    /// Starts `shardline` using `dir` as its data dir, after `configure` adjusted the command.
+    fn start_configured(
+        dir: tempfile::TempDir,
+        args: &[&str],
+        configure: impl FnOnce(&mut Command),
+    ) -> Server {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_shardline"));
+        command
             .arg("--bind")
             .arg("127.0.0.1:0")
             .arg("--metrics-bind")
@@ -45,9 +78,9 @@ impl Server {
             .args(args)
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn shardline");
+            .stderr(Stdio::piped());
+        configure(&mut command);
+        let mut child = command.spawn().expect("spawn shardline");
         let log = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = mpsc::channel::<String>();
         let stdout = child.stdout.take().expect("stdout");
@@ -174,16 +207,51 @@ impl Drop for Server {
 
 /// A minimal HTTP/1.0 GET over loopback: (head, body).
 pub fn http_get(addr: SocketAddr, path: &str) -> (String, String) {
+    try_http_get(addr, path, Duration::from_secs(10)).expect("GET over HTTP")
+}
+
+/// Like [`http_get`], returning the error (connect, send, or no complete answer within
+/// `timeout`) instead of panicking.
+pub fn try_http_get(
+    addr: SocketAddr,
+    path: &str,
+    timeout: Duration,
+) -> std::io::Result<(String, String)> {
     use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).expect("connect metrics");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").expect("send");
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;
     let mut text = String::new();
-    stream.read_to_string(&mut text).expect("read");
+    stream.read_to_string(&mut text)?;
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    (head.to_string(), body.to_string())
+    Ok((head.to_string(), body.to_string()))
+}
+
+/// Runs `promtool check metrics` on an exposition and returns its findings (empty when the
+/// text is valid and lint-clean); panics if promtool fails to run or rejects the text.
+pub fn promtool_findings(exposition: &str) -> String {
+    use std::io::Write;
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package prometheus)");
+    promtool
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(exposition.as_bytes())
+        .expect("write");
+    let out = promtool.wait_with_output().expect("promtool");
+    let findings = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "promtool failed: {findings}");
+    findings.trim().to_string()
 }
 
 /// Sums the samples of `name` in a Prometheus text body whose labels include `labels`.
@@ -286,18 +354,25 @@ pub struct RawClient {
 impl RawClient {
     /// Connects over TLS, trusting the server's generated certificate.
     pub fn connect(server: &Server) -> RawClient {
+        Self::try_connect(server).expect("TLS connection")
+    }
+
+    /// Like [`RawClient::connect`], returning a failed connect or handshake as an error.
+    pub fn try_connect(server: &Server) -> Result<RawClient, String> {
         use openssl::ssl::{SslConnector, SslMethod};
         let mut builder = SslConnector::builder(SslMethod::tls_client()).expect("connector");
         builder.set_ca_file(server.cert()).expect("ca");
         let connector = builder.build();
-        let tcp = std::net::TcpStream::connect(server.addr).expect("connect");
+        let tcp = std::net::TcpStream::connect(server.addr).map_err(|err| err.to_string())?;
         tcp.set_read_timeout(Some(Duration::from_secs(10)))
             .expect("timeout");
-        let stream = connector.connect("localhost", tcp).expect("TLS handshake");
-        RawClient {
+        let stream = connector
+            .connect("localhost", tcp)
+            .map_err(|err| format!("TLS handshake: {err}"))?;
+        Ok(RawClient {
             stream: Box::new(stream),
             pending: Vec::new(),
-        }
+        })
     }
 
     /// Connects over plain TCP (a reference redis-server, or shardline with `--tls off`).

@@ -54,6 +54,7 @@ fn parameters(shard: &Shard) -> Vec<(&'static str, String)> {
         ),
         ("databases", "1".into()),
         ("enable-debug-command", yes_no(config.enable_debug_command)),
+        ("maxclients", shard.shared.clients.max().to_string()),
         ("maxmemory", "0".into()),
         ("maxmemory-policy", "noeviction".into()),
         ("port", if tls { "0".into() } else { port.clone() }),

@@ -65,8 +65,9 @@ pub async fn info(shard: &Rc<Shard>, _session: &Session, args: &[Bytes]) -> Fram
     }
     if want("clients") {
         text.push_str(&format!(
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:0\r\n\r\n",
-            total.connected_clients
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\n\r\n",
+            total.connected_clients,
+            shared.clients.max()
         ));
     }
     if want("stats") {
