@@ -1,5 +1,5 @@
-//! Malformed RESP found by fuzzing (fuzz/), sent by an unauthenticated client over TLS: the
-//! client gets Redis 7's exact one-line error and is closed; the shard keeps serving.
+//! Hostile input found by fuzzing (fuzz/), sent over TLS: the client gets Redis 7's exact
+//! one-line error reply, and the shard keeps serving.
 
 mod common;
 
@@ -29,4 +29,22 @@ fn bulk_header_without_type_byte_closes_only_that_client() {
     }
     good.roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
     good.roundtrip(&[b"GET", b"k"], b"$1\r\nv\r\n");
+}
+
+/// An error reply that quotes a client's argument: CR/LF in the argument must not end the
+/// reply early (before the fix the client read `-ERR Unsupported option a` and then `+OK`
+/// as the reply to its next command).
+#[test]
+fn line_breaks_in_a_quoted_argument_stay_inside_the_error_reply() {
+    let server = Server::start(&["--smp", "1"]);
+    let mut client = RawClient::connect(&server);
+    client.send_raw(format!("AUTH {}\r\n", server.password).as_bytes());
+    assert_eq!(client.read_exact_len(5), b"+OK\r\n");
+    client.roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
+    // Reply checked byte for byte against redis-server 7.0.15.
+    client.roundtrip(
+        &[b"EXPIRE", b"k", b"10", b"a\r\n+OK"],
+        b"-ERR Unsupported option a  +OK\r\n",
+    );
+    client.roundtrip(&[b"TTL", b"k"], b":-1\r\n");
 }
