@@ -10,9 +10,7 @@ use common::{RawClient, Server};
 #[test]
 fn bulk_header_without_type_byte_closes_only_that_client() {
     let server = Server::start(&["--smp", "1"]);
-    let mut good = RawClient::connect(&server);
-    good.send_raw(format!("AUTH {}\r\n", server.password).as_bytes());
-    assert_eq!(good.read_exact_len(5), b"+OK\r\n");
+    let mut good = RawClient::authenticated(&server);
 
     // Replies checked byte for byte against redis-server 7.0.15 (CR/LF shown as a space).
     let expected = b"-ERR Protocol error: expected '$', got ' '\r\n";
@@ -37,9 +35,7 @@ fn bulk_header_without_type_byte_closes_only_that_client() {
 #[test]
 fn line_breaks_in_a_quoted_argument_stay_inside_the_error_reply() {
     let server = Server::start(&["--smp", "1"]);
-    let mut client = RawClient::connect(&server);
-    client.send_raw(format!("AUTH {}\r\n", server.password).as_bytes());
-    assert_eq!(client.read_exact_len(5), b"+OK\r\n");
+    let mut client = RawClient::authenticated(&server);
     client.roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
     // Reply checked byte for byte against redis-server 7.0.15.
     client.roundtrip(
