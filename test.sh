@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace on a fresh Debian machine: installs the tools the tests use
 # when they are missing (redis-tools, prometheus for promtool, redis-py, pytest), then
-# formatting and lint checks, the Rust unit and integration tests, the redis-py tests and the
-# benchmark smoke run.
+# formatting and lint checks, the Rust unit and integration tests, the redis-py tests, the
+# benchmark smoke run and a 30 s run of each fuzz target (fuzz/run.sh).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -15,6 +15,7 @@ command -v promtool >/dev/null || missing+=(prometheus)
 command -v mkpasswd >/dev/null || missing+=(whois)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 [ -e /usr/include/openssl/ssl.h ] || missing+=(libssl-dev)
+command -v c++ >/dev/null || missing+=(g++) # libFuzzer, for fuzz/run.sh
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test.sh: installing ${missing[*]}"
   as_root apt-get update -qq
@@ -24,10 +25,13 @@ fi
 python3 -c 'import redis, pytest' 2>/dev/null || python3 -m pip install -q 'redis>=5,<6' 'pytest>=7'
 
 cargo fmt --all -- --check
+cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo build --workspace --locked
 # Every suite runs even after a failure, so one run shows every failing test.
 status=0
 cargo test --workspace --locked --no-fail-fast || status=$?
 SHARDLINE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/shardline" python3 -m pytest -q server/tests/py || status=$?
+# Each fuzz target for 30 s from its seeds (installs cargo-fuzz when missing).
+fuzz/run.sh 30 || status=$?
 exit "$status"

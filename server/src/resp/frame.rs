@@ -23,10 +23,11 @@ pub enum Protocol {
 /// when the connection speaks RESP2.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Frame {
-    /// `+text\r\n`. The text must not contain CR or LF.
+    /// `+text\r\n`. CR and LF in the text are encoded as spaces (trailing ones dropped).
     Simple(String),
     /// `-text\r\n`; the text includes the error code prefix, e.g.
-    /// `"ERR syntax error"` or `"WRONGTYPE Operation against ..."`.
+    /// `"ERR syntax error"` or `"WRONGTYPE Operation against ..."`. CR and LF in the text
+    /// are encoded as spaces (trailing ones dropped), as Redis 7 `addReplyErrorFormat` does.
     Error(String),
     /// `:n\r\n`.
     Integer(i64),
@@ -95,8 +96,8 @@ impl Frame {
     pub fn encode(&self, proto: Protocol, out: &mut BytesMut) {
         let resp3 = proto == Protocol::Resp3;
         match self {
-            Frame::Simple(s) => line(out, b'+', s.as_bytes()),
-            Frame::Error(s) => line(out, b'-', s.as_bytes()),
+            Frame::Simple(s) => text_line(out, b'+', s.as_bytes()),
+            Frame::Error(s) => text_line(out, b'-', s.as_bytes()),
             Frame::Integer(n) => header(out, b':', *n),
             Frame::Bulk(b) => bulk(out, b),
             Frame::Null if resp3 => out.put_slice(b"_\r\n"),
@@ -151,6 +152,26 @@ fn line(out: &mut BytesMut, prefix: u8, text: &[u8]) {
     out.reserve(text.len() + 3);
     out.put_u8(prefix);
     out.put_slice(text);
+    out.put_slice(b"\r\n");
+}
+
+/// A `+` / `-` line whose text may quote client input (e.g. `ERR Unsupported option <arg>`).
+/// A CR or LF in it would end the reply early and pass the rest off as further replies, so,
+/// as Redis 7 `addReplyErrorFormat` does, trailing ones are dropped and inner ones become
+/// spaces.
+fn text_line(out: &mut BytesMut, prefix: u8, text: &[u8]) {
+    let is_eol = |b: &u8| *b == b'\r' || *b == b'\n';
+    if !text.iter().any(is_eol) {
+        return line(out, prefix, text);
+    }
+    let end = text.iter().rposition(|b| !is_eol(b)).map_or(0, |i| i + 1);
+    out.reserve(end + 3);
+    out.put_u8(prefix);
+    out.extend(
+        text[..end]
+            .iter()
+            .map(|&b| if is_eol(&b) { b' ' } else { b }),
+    );
     out.put_slice(b"\r\n");
 }
 
@@ -227,6 +248,24 @@ mod tests {
         );
         both(Frame::bulk(b"hi"), b"$2\r\nhi\r\n", b"$2\r\nhi\r\n");
         both(Frame::bulk(b""), b"$0\r\n\r\n", b"$0\r\n\r\n");
+    }
+
+    /// Found by the `command_loop` fuzz target: `EXPIRE k 10 "a\r\n+OK"` quoted the option
+    /// into its error, and the client read `+OK` as a second reply. Replies as redis-server
+    /// 7.0.15.
+    #[test]
+    fn line_breaks_in_text_become_spaces() {
+        both(
+            Frame::error("ERR Unsupported option a\r\n+OK"),
+            b"-ERR Unsupported option a  +OK\r\n",
+            b"-ERR Unsupported option a  +OK\r\n",
+        );
+        both(
+            Frame::error("ERR Unsupported option \nx\r"),
+            b"-ERR Unsupported option  x\r\n",
+            b"-ERR Unsupported option  x\r\n",
+        );
+        both(Frame::Simple("\r\n".into()), b"+\r\n", b"+\r\n");
     }
 
     #[test]

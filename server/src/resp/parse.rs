@@ -69,7 +69,8 @@ pub enum ProtocolError {
     /// `$len` is not a non-negative integer, or above `max_bulk_bytes`.
     #[error("Protocol error: invalid bulk length")]
     InvalidBulkLength,
-    /// A bulk header does not start with `$`.
+    /// A bulk header does not start with `$`; carries the byte found, CR and LF shown as a
+    /// space (Redis `addReplyErrorFormat` maps them so the reply stays one line).
     #[error("Protocol error: expected '$', got '{0}'")]
     ExpectedDollar(char),
     /// `*N` above `max_args` before authentication.
@@ -231,7 +232,7 @@ impl RequestParser {
                         return Ok(Step::Wait);
                     };
                     if buf[self.pos] != b'$' {
-                        return Err(ProtocolError::ExpectedDollar(char::from(buf[self.pos])));
+                        return Err(ProtocolError::ExpectedDollar(reply_char(buf[self.pos])));
                     }
                     let len = match n {
                         Some(n) if n >= 0 => n as u64,
@@ -292,7 +293,17 @@ fn header_line(
             Ok(None)
         }
         Some(cr) if cr + 2 > buf.len() => Ok(None),
-        Some(cr) => Ok(Some((parse_i64(&buf[start + 1..cr]), cr + 2))),
+        // A line that is only CRLF has no type byte and no number.
+        Some(cr) => Ok(Some((buf.get(start + 1..cr).and_then(parse_i64), cr + 2))),
+    }
+}
+
+/// The offending byte as it appears in an error reply: CR and LF become spaces, as Redis's
+/// `addReplyErrorFormat` maps them, so the reply stays one line.
+fn reply_char(byte: u8) -> char {
+    match byte {
+        b'\r' | b'\n' => ' ',
+        other => char::from(other),
     }
 }
 

@@ -248,3 +248,32 @@ fn redis_quirks() {
         Ok(20)
     );
 }
+
+/// Found by the `resp_parser` fuzz target: a bulk header line that is only CRLF (no type
+/// byte) made `header_line` slice backwards and panic, which killed the shard — before AUTH.
+/// Replies checked byte for byte against redis-server 7.0.15.
+#[test]
+fn bulk_header_without_type_byte() {
+    for input in [
+        &b"*1\r\n\r\n"[..],
+        b"*1\r\n\nx\r\n",
+        b"*2\r\n$3\r\xdf)\nGET\r\n$1\r\nk\r\n",
+    ] {
+        for limits in [lim(), RequestLimits::unauthenticated()] {
+            assert_eq!(
+                parse_all(input, &limits),
+                Err(ProtocolError::ExpectedDollar(' ')),
+                "{input:?}"
+            );
+        }
+    }
+    // CR and LF are shown as spaces so the error reply stays one line.
+    assert_eq!(
+        ProtocolError::ExpectedDollar(' ').to_string(),
+        "Protocol error: expected '$', got ' '"
+    );
+    assert_eq!(
+        err(b"*1\r\nx3\r\n", &lim()),
+        "Protocol error: expected '$', got 'x'"
+    );
+}

@@ -386,6 +386,14 @@ impl RawClient {
         }
     }
 
+    /// Connects and logs in as user `default` with an inline AUTH.
+    pub fn authenticated(server: &Server) -> RawClient {
+        let mut client = RawClient::connect(server);
+        client.send_raw(format!("AUTH {}\r\n", server.password).as_bytes());
+        assert_eq!(client.read_exact_len(5), b"+OK\r\n");
+        client
+    }
+
     /// Sends `args` as one RESP multibulk request.
     pub fn send(&mut self, args: &[&[u8]]) {
         use std::io::Write;
