@@ -19,7 +19,7 @@ use crate::config::{ServerConfig, TlsSwitch};
 use crate::cpus::{allowed_cpus, helper_cpus, pin_current_thread, shard_cpus};
 use crate::listener::bind_reuseport;
 use crate::server::{run_shards, Shared};
-use crate::tls::{ensure_dev_certificate, TlsFiles};
+use crate::tls::{ensure_dev_certificate, TicketKeys, TlsFiles};
 
 /// Runs the server with `config` until SIGINT/SIGTERM. Errors are one-line explanations for
 /// the operator (bad flag values, unreadable files, ports in use, locked-memory limit).
@@ -33,7 +33,9 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         ));
     }
 
-    let tls = prepare_tls(&config)?;
+    let tls_tickets = TicketKeys::generate(config.tls_ticket_key_rotation)
+        .map_err(|err| format!("cannot generate session-ticket keys: {err}"))?;
+    let tls = prepare_tls(&config, &tls_tickets)?;
     let users_path = config.users_path();
     prepare_users(&config, &users_path)?;
     let limits = users_limits(&config);
@@ -88,7 +90,15 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         started: Instant::now(),
         cpus,
         bound,
+        tls_tickets,
     });
+    if shared.tls.is_some() {
+        let rotations = shared.metrics.tls_ticket_key_rotations();
+        shared
+            .tls_tickets
+            .spawn_rotation(move || rotations.inc())
+            .map_err(|err| format!("cannot start the ticket-key rotation thread: {err}"))?;
+    }
     let signals = spawn_signal_thread(shared.clone(), users_path, limits)?;
     let result = run_shards(shared.clone(), sockets);
     signals.close();
@@ -118,7 +128,10 @@ fn ensure_data_dir(config: &ServerConfig) -> Result<(), String> {
         })
 }
 
-fn prepare_tls(config: &ServerConfig) -> Result<Option<TlsFiles>, String> {
+fn prepare_tls(
+    config: &ServerConfig,
+    tickets: &Arc<TicketKeys>,
+) -> Result<Option<TlsFiles>, String> {
     if config.tls == TlsSwitch::Off {
         warn!("--tls off: connections are NOT encrypted; use only to measure TLS overhead");
         return Ok(None);
@@ -159,7 +172,7 @@ fn prepare_tls(config: &ServerConfig) -> Result<Option<TlsFiles>, String> {
                 .map_err(|err| format!("cannot read {flag} {}: {err}", path.display()))?;
         }
     }
-    crate::tls::build_acceptor(&files).map_err(|err| err.to_string())?;
+    crate::tls::build_acceptor(&files, tickets).map_err(|err| err.to_string())?;
     Ok(Some(files))
 }
 

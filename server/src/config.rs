@@ -180,6 +180,13 @@ pub struct ServerConfig {
     /// 1 GiB; at least 1 MiB, as Redis); past it the connection is closed with an error.
     #[arg(long, env = "SHARDLINE_CLIENT_QUERY_BUFFER_LIMIT", default_value_t = 1024 * 1024 * 1024, value_parser = at_least(1024 * 1024))]
     pub client_query_buffer_limit: usize,
+    // --- heavy and hostile clients: TLS resumption, handshake progress, login abuse ---
+    /// How often the session-ticket keys shared by all shards are replaced (e.g. `1h`,
+    /// `30m`; at least 1 s). The previous key still decrypts until the next rotation, so a
+    /// ticket resumes for one to two periods.
+    #[arg(long, env = "SHARDLINE_TLS_TICKET_KEY_ROTATION", default_value = "1h", value_parser = at_least_one_second)]
+    pub tls_ticket_key_rotation: Duration,
+    // --- end heavy and hostile clients ---
     /// Keys examined per expiry sweep step on each shard (the sweep runs every 100 ms in the
     /// `maintenance` task queue).
     #[arg(long, env = "SHARDLINE_EXPIRE_SWEEP_KEYS", default_value_t = 200, value_parser = at_least(1))]
@@ -207,4 +214,13 @@ impl ServerConfig {
 /// A `usize` flag that must be at least `min` (clap reports "N is not in MIN..").
 fn at_least(min: u64) -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::new().range(min..)
+}
+
+/// A humantime duration (`1h`, `90s`, `500ms`) of at least one second.
+fn at_least_one_second(text: &str) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text).map_err(|err| err.to_string())?;
+    if duration < Duration::from_secs(1) {
+        return Err(format!("{text} is less than 1s"));
+    }
+    Ok(duration)
 }

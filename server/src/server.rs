@@ -21,7 +21,7 @@ use crate::forward::{serve_peer_requests, Peers, ShardRequest};
 use crate::listener::into_glommio;
 use crate::shard::{InfoCounters, Shard, TaskQueues, EXPIRE_SWEEP_PERIOD};
 use crate::shutdown::Shutdown;
-use crate::tls::{build_acceptor, TlsFiles};
+use crate::tls::{build_acceptor, TicketKeys, TlsFiles};
 
 /// Process-wide state shared by all shards (read-mostly; shards keep their hot state local).
 pub struct Shared {
@@ -45,6 +45,8 @@ pub struct Shared {
     pub cpus: Vec<usize>,
     /// Address the listeners are bound to (with the real port when `--bind` said 0).
     pub bound: SocketAddr,
+    /// Session-ticket keys installed in every shard's TLS acceptor (rotated by a thread).
+    pub tls_tickets: Arc<TicketKeys>,
 }
 
 /// Runs all shards until shutdown; returns when every shard has stopped.
@@ -137,7 +139,7 @@ async fn shard_main(
     }
     let config = &shared.config;
     let acceptor = match &shared.tls {
-        Some(files) => match build_acceptor(files) {
+        Some(files) => match build_acceptor(files, &shared.tls_tickets) {
             Ok(acceptor) => Some(acceptor),
             Err(err) => {
                 error!("shard {id}: {err}");

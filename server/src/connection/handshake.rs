@@ -40,7 +40,10 @@ pub(super) async fn handshake(
     match outcome {
         Ok(Ok(())) => {
             tls.get_mut().end_gating();
-            shard.metrics.tls_handshake_completed(started.elapsed());
+            let resumed = tls.ssl().session_reused();
+            shard
+                .metrics
+                .tls_handshake_completed(started.elapsed(), resumed);
             Ok(tls)
         }
         Ok(Err(_)) if tls.get_ref().was_shed() => Err(CloseReason::Shed),
