@@ -47,8 +47,10 @@ pub mod close_reason {
 
 /// `reason` of `shardline_tls_handshakes_failed_total`.
 pub mod tls_failure {
-    /// `--handshake-timeout-ms` elapsed.
+    /// No byte moved for `--handshake-timeout-ms`.
     pub const TIMEOUT: &str = "timeout";
+    /// The handshake as a whole reached `--handshake-max-ms`.
+    pub const MAX_DURATION: &str = "max_duration";
     /// An I/O error (including the peer closing) during the handshake.
     pub const IO: &str = "io";
     /// The TLS library rejected the handshake (protocol, certificate, cipher …).

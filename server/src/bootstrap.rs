@@ -32,6 +32,12 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
             config.task_quota_ms
         ));
     }
+    if config.handshake_max_ms < config.handshake_timeout_ms {
+        return Err(format!(
+            "--handshake-max-ms ({}) must be at least --handshake-timeout-ms ({})",
+            config.handshake_max_ms, config.handshake_timeout_ms
+        ));
+    }
 
     let tls_tickets = TicketKeys::generate(config.tls_ticket_key_rotation)
         .map_err(|err| format!("cannot generate session-ticket keys: {err}"))?;

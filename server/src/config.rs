@@ -92,7 +92,9 @@ pub struct ServerConfig {
     /// `off` serves plain TCP: only for measuring TLS overhead in benchmarks.
     #[arg(long, env = "SHARDLINE_TLS", value_enum, default_value_t = TlsSwitch::On)]
     pub tls: TlsSwitch,
-    /// Longest a TLS handshake may take, in milliseconds, before the connection is closed.
+    /// Longest a TLS handshake may go without progress (a byte read from or written to the
+    /// client), in milliseconds, before the connection is closed; waits for a login slot do
+    /// not count.
     #[arg(long, env = "SHARDLINE_HANDSHAKE_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub handshake_timeout_ms: u64,
     /// Users file (`name:$6$…` lines). Default: <data-dir>/users, generated on first run with
@@ -186,6 +188,11 @@ pub struct ServerConfig {
     /// ticket resumes for one to two periods.
     #[arg(long, env = "SHARDLINE_TLS_TICKET_KEY_ROTATION", default_value = "1h", value_parser = at_least_one_second)]
     pub tls_ticket_key_rotation: Duration,
+    /// Longest a TLS handshake may take in all, in milliseconds, however steadily the client
+    /// sends (bounds a slowloris that sends a byte just before each --handshake-timeout-ms);
+    /// waits for a login slot do not count. At least --handshake-timeout-ms.
+    #[arg(long, env = "SHARDLINE_HANDSHAKE_MAX_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub handshake_max_ms: u64,
     // --- end heavy and hostile clients ---
     /// Keys examined per expiry sweep step on each shard (the sweep runs every 100 ms in the
     /// `maintenance` task queue).

@@ -1,7 +1,8 @@
-//! The TLS handshake of a new connection, under `--handshake-timeout-ms`.
+//! The TLS handshake of a new connection, cut after `--handshake-timeout-ms` without
+//! progress or `--handshake-max-ms` in all ([`HandshakeClock`]).
 
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_openssl::SslStream;
 use glommio::net::TcpStream;
@@ -9,12 +10,13 @@ use openssl::ssl::Ssl;
 use shardline_metrics::Activity;
 use tracing::debug;
 
+use super::handshake_clock::{HandshakeClock, HandshakeLimits};
 use super::login_gated::LoginGatedStream;
 use super::CloseReason;
 use crate::shard::Shard;
 
-/// Runs the TLS handshake under `--handshake-timeout-ms`, holding a login slot only while it
-/// has the client's bytes to process ([`LoginGatedStream`]).
+/// Runs the TLS handshake under the progress timeout and the hard limit, holding a login
+/// slot only while it has the client's bytes to process ([`LoginGatedStream`]).
 pub(super) async fn handshake(
     shard: &Rc<Shard>,
     acceptor: &openssl::ssl::SslAcceptor,
@@ -22,28 +24,34 @@ pub(super) async fn handshake(
 ) -> Result<SslStream<LoginGatedStream<TcpStream>>, CloseReason> {
     shardline_metrics::activity::set(Activity::Handshake);
     shard.metrics.tls_handshake_started();
-    let started = Instant::now();
+    let clock = Rc::new(HandshakeClock::new());
     let ssl = Ssl::new(acceptor.context()).map_err(|err| {
         shard.metrics.tls_handshake_failed("internal");
         debug!("shard {}: Ssl::new failed: {err}", shard.id);
         CloseReason::HandshakeFailed
     })?;
-    let mut tls = SslStream::new(ssl, LoginGatedStream::new(tcp, shard.clone())).map_err(|_| {
+    let gated = LoginGatedStream::new(tcp, shard.clone(), clock.clone());
+    let mut tls = SslStream::new(ssl, gated).map_err(|_| {
         shard.metrics.tls_handshake_failed("internal");
         CloseReason::HandshakeFailed
     })?;
-    let timeout = Duration::from_millis(shard.shared.config.handshake_timeout_ms);
-    let outcome = glommio::timer::timeout(timeout, async {
-        Ok(std::pin::Pin::new(&mut tls).accept().await)
-    })
+    let config = &shard.shared.config;
+    let limits = HandshakeLimits {
+        idle: Duration::from_millis(config.handshake_timeout_ms),
+        max: Duration::from_millis(config.handshake_max_ms),
+    };
+    let outcome = futures_lite::future::or(
+        async { Ok(std::pin::Pin::new(&mut tls).accept().await) },
+        async { Err(clock.watch(limits).await) },
+    )
     .await;
     match outcome {
         Ok(Ok(())) => {
-            tls.get_mut().end_gating();
+            tls.get_mut().handshake_done();
             let resumed = tls.ssl().session_reused();
             shard
                 .metrics
-                .tls_handshake_completed(started.elapsed(), resumed);
+                .tls_handshake_completed(clock.started().elapsed(), resumed);
             Ok(tls)
         }
         Ok(Err(_)) if tls.get_ref().was_shed() => Err(CloseReason::Shed),
@@ -57,8 +65,9 @@ pub(super) async fn handshake(
             shard.metrics.tls_handshake_failed(reason);
             Err(CloseReason::HandshakeFailed)
         }
-        Err(_) => {
-            shard.metrics.tls_handshake_failed("timeout");
+        Err(cut) => {
+            debug!("shard {}: TLS handshake cut ({})", shard.id, cut.label());
+            shard.metrics.tls_handshake_failed(cut.label());
             Err(CloseReason::HandshakeFailed)
         }
     }

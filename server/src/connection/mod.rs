@@ -1,12 +1,14 @@
 //! One client connection: admission, TLS handshake, then the RESP request loop.
 //!
-//! Lifecycle: accept → TLS handshake (`--handshake-timeout-ms`; a login slot of
+//! Lifecycle: accept → TLS handshake (`--handshake-timeout-ms` without progress,
+//! `--handshake-max-ms` in all; a login slot of
 //! `--max-concurrent-logins` held while it has the client's bytes to process) → read, parse,
 //! dispatch, reply until QUIT, EOF, a protocol error or shutdown → close_notify.
 
 mod commands;
 mod dispatch;
 mod handshake;
+mod handshake_clock;
 mod login_gated;
 mod pipeline;
 mod session;
