@@ -193,6 +193,10 @@ pub struct ServerConfig {
     /// waits for a login slot do not count. At least --handshake-timeout-ms.
     #[arg(long, env = "SHARDLINE_HANDSHAKE_MAX_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub handshake_max_ms: u64,
+    /// Wrong passwords (WRONGPASS replies to AUTH or HELLO … AUTH) one connection may get;
+    /// the last one is sent and the connection closed. 0 = no limit (Redis has none).
+    #[arg(long, env = "SHARDLINE_MAX_AUTH_FAILURES", default_value_t = 10)]
+    pub max_auth_failures: u32,
     // --- end heavy and hostile clients ---
     /// Keys examined per expiry sweep step on each shard (the sweep runs every 100 ms in the
     /// `maintenance` task queue).

@@ -10,6 +10,7 @@ mod dispatch;
 mod handshake;
 mod handshake_clock;
 mod login_gated;
+mod peer;
 mod pipeline;
 mod session;
 mod transaction;
@@ -55,6 +56,8 @@ pub enum CloseReason {
     HandshakeFailed,
     /// The login queue timed out (`--login-queue-timeout-ms`).
     Shed,
+    /// `--max-auth-failures` wrong passwords on this connection.
+    AuthFailures,
     /// The server is shutting down.
     Shutdown,
 }
@@ -69,6 +72,7 @@ impl CloseReason {
             CloseReason::IoError => "io_error",
             CloseReason::HandshakeFailed => "handshake_failed",
             CloseReason::Shed => "shed",
+            CloseReason::AuthFailures => "auth_failures",
             CloseReason::Shutdown => "shutdown",
         }
     }
@@ -87,7 +91,8 @@ pub async fn serve(shard: Rc<Shard>, tcp: TcpStream) {
     shard.metrics.connection_accepted();
     let _ = tcp.set_nodelay(true);
     let id = shard.shared.next_client_id.fetch_add(1, Ordering::Relaxed);
-    let session = Session::new(id, shard.id, tcp.peer_addr().ok(), tcp.local_addr().ok());
+    let mut session = Session::new(id, shard.id, tcp.peer_addr().ok(), tcp.local_addr().ok());
+    session.socket_fd = Some(std::os::fd::AsRawFd::as_raw_fd(&tcp));
 
     let reason = match &shard.acceptor {
         None => run(&shard, tcp, session).await,

@@ -1,6 +1,7 @@
 //! What one client connection remembers between commands.
 
 use std::net::SocketAddr;
+use std::os::fd::RawFd;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -35,6 +36,11 @@ pub struct Session {
     pub shard: usize,
     /// Commands queued since MULTI; `None` outside a transaction.
     pub transaction: Option<Transaction>,
+    /// The raw TCP socket, only to ask whether the client has gone
+    /// ([`super::peer::peer_closed`]); valid while the connection is served.
+    pub socket_fd: Option<RawFd>,
+    /// WRONGPASS replies on this connection (`--max-auth-failures`).
+    pub auth_failures: u32,
 }
 
 impl Session {
@@ -54,6 +60,8 @@ impl Session {
             last_command: now,
             shard,
             transaction: None,
+            socket_fd: None,
+            auth_failures: 0,
         }
     }
 
