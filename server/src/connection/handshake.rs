@@ -14,6 +14,7 @@ use super::handshake_clock::{HandshakeClock, HandshakeLimits};
 use super::login_gated::LoginGatedStream;
 use super::CloseReason;
 use crate::shard::Shard;
+use crate::tls::error_queue::{guarded, ErrorQueueChecked};
 
 /// Runs the TLS handshake under the progress timeout and the hard limit, holding a login
 /// slot only while it has the client's bytes to process ([`LoginGatedStream`]).
@@ -21,7 +22,7 @@ pub(super) async fn handshake(
     shard: &Rc<Shard>,
     acceptor: &openssl::ssl::SslAcceptor,
     tcp: TcpStream,
-) -> Result<SslStream<LoginGatedStream<TcpStream>>, CloseReason> {
+) -> Result<ErrorQueueChecked<SslStream<LoginGatedStream<TcpStream>>>, CloseReason> {
     shardline_metrics::activity::set(Activity::Handshake);
     shard.metrics.tls_handshake_started();
     let clock = Rc::new(HandshakeClock::new());
@@ -41,7 +42,12 @@ pub(super) async fn handshake(
         max: Duration::from_millis(config.handshake_max_ms),
     };
     let outcome = futures_lite::future::or(
-        async { Ok(std::pin::Pin::new(&mut tls).accept().await) },
+        async {
+            Ok(futures_lite::future::poll_fn(|cx| {
+                guarded("handshake", || std::pin::Pin::new(&mut tls).poll_accept(cx))
+            })
+            .await)
+        },
         async { Err(clock.watch(limits).await) },
     )
     .await;
@@ -52,7 +58,7 @@ pub(super) async fn handshake(
             shard
                 .metrics
                 .tls_handshake_completed(clock.started().elapsed(), resumed);
-            Ok(tls)
+            Ok(ErrorQueueChecked::new(tls))
         }
         Ok(Err(_)) if tls.get_ref().was_shed() => Err(CloseReason::Shed),
         Ok(Err(err)) => {

@@ -5,6 +5,7 @@
 //! shards do share is plain key material: the session-ticket keys ([`ticket_keys`]), so a
 //! session resumes on whichever shard the kernel hands the reconnect to.
 
+pub mod error_queue;
 mod ticket_callback;
 pub mod ticket_keys;
 
