@@ -6,7 +6,7 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use common::{RawClient, Server};
@@ -14,23 +14,14 @@ use openssl::ssl::{SslConnector, SslMethod, SslStream};
 
 const WRONGPASS: &[u8] = b"-WRONGPASS invalid username-password pair or user is disabled.\r\n";
 
-fn passwd(users: &std::path::Path, user: &str, password: &str, rounds: &str) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shardline"))
-        .args(["passwd", user, "--rounds", rounds, "--users"])
-        .arg(users)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("shardline passwd");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(format!("{password}\n").as_bytes())
-        .expect("password");
-    let out = child.wait_with_output().expect("wait");
-    assert!(out.status.success(), "passwd failed: {out:?}");
+/// A `user:$6$…` users-file line made by mkpasswd (`rounds` SHA-512-crypt rounds).
+fn users_line(user: &str, password: &str, rounds: &str) -> String {
+    let out = Command::new("mkpasswd")
+        .args(["-m", "sha-512", "-R", rounds, password])
+        .output()
+        .expect("mkpasswd (package whois)");
+    assert!(out.status.success(), "mkpasswd: {out:?}");
+    format!("{user}:{}\n", String::from_utf8_lossy(&out.stdout).trim())
 }
 
 fn auth_request(user: &str, password: &str) -> Vec<u8> {
@@ -65,8 +56,8 @@ fn a_queued_login_whose_client_left_is_not_hashed() {
     let users = dir.path().join("users");
     // ~0.5 s per verification (the most --max-hash-rounds allows by default) on the one
     // hashing thread: the queue behind it lasts.
-    passwd(&users, "slow", "slow-pw", "1000000");
-    passwd(&users, "fast", "fast-pw", "5000");
+    let lines = users_line("slow", "slow-pw", "1000000") + &users_line("fast", "fast-pw", "5000");
+    std::fs::write(&users, lines).expect("users file");
     let users_arg = users.to_string_lossy().into_owned();
     let server = Server::start(&[
         "--smp",

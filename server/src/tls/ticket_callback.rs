@@ -111,7 +111,7 @@ unsafe extern "C" fn ticket_key_cb(
         keys.with_current(|key| {
             name.copy_from_slice(&key.name);
             // SAFETY: the contexts come from OpenSSL for this call.
-            if unsafe { init_encryption(key, iv, cipher, mac) } {
+            if unsafe { init_cipher_and_mac(key, iv, cipher, mac, true) } {
                 1
             } else {
                 -1
@@ -122,7 +122,7 @@ unsafe extern "C" fn ticket_key_cb(
             None => 0,
             Some((key, age)) => {
                 // SAFETY: as above.
-                if !unsafe { init_decryption(key, iv, cipher, mac) } {
+                if !unsafe { init_cipher_and_mac(key, iv, cipher, mac, false) } {
                     -1
                 } else if age == KeyAge::Previous {
                     2
@@ -152,38 +152,24 @@ unsafe fn set_mac_key(key: &TicketKey, mac: *mut ffi::EVP_MAC_CTX) -> bool {
     unsafe { ffi::EVP_MAC_CTX_set_params(mac, params.as_ptr()) == 1 }
 }
 
-unsafe fn init_encryption(
+/// AES-256-CBC with `key.aes_key` and `iv` on `cipher` (encrypting when `encrypt`), and the
+/// HMAC key on `mac`.
+unsafe fn init_cipher_and_mac(
     key: &TicketKey,
     iv: &[u8; MAX_IV_LEN],
     cipher: *mut ffi::EVP_CIPHER_CTX,
     mac: *mut ffi::EVP_MAC_CTX,
+    encrypt: bool,
 ) -> bool {
     unsafe {
-        ffi::EVP_EncryptInit_ex(
+        ffi::EVP_CipherInit_ex(
             cipher,
             ffi::EVP_aes_256_cbc(),
             std::ptr::null_mut(),
             key.aes_key.as_ptr(),
             iv.as_ptr(),
+            c_int::from(encrypt),
         ) == 1
             && set_mac_key(key, mac)
-    }
-}
-
-unsafe fn init_decryption(
-    key: &TicketKey,
-    iv: &[u8; MAX_IV_LEN],
-    cipher: *mut ffi::EVP_CIPHER_CTX,
-    mac: *mut ffi::EVP_MAC_CTX,
-) -> bool {
-    unsafe {
-        set_mac_key(key, mac)
-            && ffi::EVP_DecryptInit_ex(
-                cipher,
-                ffi::EVP_aes_256_cbc(),
-                std::ptr::null_mut(),
-                key.aes_key.as_ptr(),
-                iv.as_ptr(),
-            ) == 1
     }
 }
