@@ -13,6 +13,8 @@ pub mod login_result {
     pub const OVERSIZE: &str = "oversize";
     /// Shed while waiting for login admission.
     pub const SHED: &str = "shed";
+    /// The client closed the connection while its login waited for a slot: not hashed.
+    pub const ABANDONED: &str = "abandoned";
     /// Internal failure (e.g. the offload pool failed).
     pub const ERROR: &str = "error";
 }
@@ -41,6 +43,8 @@ pub mod close_reason {
     pub const HANDSHAKE_FAILED: &str = "handshake_failed";
     /// Shed by login admission.
     pub const SHED: &str = "shed";
+    /// `--max-auth-failures` wrong passwords on the connection.
+    pub const AUTH_FAILURES: &str = "auth_failures";
     /// Server shutdown.
     pub const SHUTDOWN: &str = "shutdown";
     /// Unwritten replies went over `--client-output-buffer-limit`.
@@ -62,8 +66,10 @@ pub mod reject_reason {
 
 /// `reason` of `shardline_tls_handshakes_failed_total`.
 pub mod tls_failure {
-    /// `--handshake-timeout-ms` elapsed.
+    /// No byte moved for `--handshake-timeout-ms`.
     pub const TIMEOUT: &str = "timeout";
+    /// The handshake as a whole reached `--handshake-max-ms`.
+    pub const MAX_DURATION: &str = "max_duration";
     /// An I/O error (including the peer closing) during the handshake.
     pub const IO: &str = "io";
     /// The TLS library rejected the handshake (protocol, certificate, cipher …).

@@ -11,8 +11,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use prometheus::{
-    exponential_buckets, CounterVec, Encoder, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec,
-    IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+    exponential_buckets, CounterVec, Encoder, GaugeVec, HistogramOpts, HistogramVec, IntCounter,
+    IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
 use crate::shard::ShardMetrics;
@@ -70,6 +70,7 @@ pub(crate) struct Families {
     pub(crate) tls_completed: IntCounterVec,
     pub(crate) tls_failed: IntCounterVec,
     pub(crate) tls_duration: HistogramVec,
+    pub(crate) tls_ticket_key_rotations: IntCounter,
     // Logins.
     pub(crate) logins: IntCounterVec,
     pub(crate) login_wait: HistogramVec,
@@ -247,8 +248,8 @@ impl Families {
             )?,
             tls_completed: b.int_counter(
                 "tls_handshakes_completed_total",
-                "TLS handshakes completed successfully.",
-                SHARD,
+                "TLS handshakes completed successfully, by whether they resumed a session (true) or were full handshakes (false).",
+                &["shard", "resumed"],
             )?,
             tls_failed: b.int_counter(
                 "tls_handshakes_failed_total",
@@ -261,6 +262,14 @@ impl Families {
                 SHARD,
                 exponential_buckets(0.000_1, 2.0, 18)?,
             )?,
+            tls_ticket_key_rotations: {
+                let counter = IntCounter::with_opts(Builder::opts(
+                    "tls_ticket_key_rotations_total",
+                    "Rotations of the session-ticket keys shared by all shards (process-wide).",
+                ))?;
+                registry.register(Box::new(counter.clone()))?;
+                counter
+            },
             logins: b.int_counter(
                 "logins_total",
                 "Login attempts (AUTH / HELLO AUTH), by result.",
@@ -379,6 +388,12 @@ impl Metrics {
     /// submitters and threads update it directly.
     pub fn password_hash_offload_queue_depth(&self) -> IntGauge {
         self.families.offload_queue_depth.clone()
+    }
+
+    /// The process-wide counter of session-ticket key rotations
+    /// (`shardline_tls_ticket_key_rotations_total`), for the rotating thread.
+    pub fn tls_ticket_key_rotations(&self) -> IntCounter {
+        self.families.tls_ticket_key_rotations.clone()
     }
 
     /// The underlying registry, e.g. to register further collectors.

@@ -40,7 +40,8 @@ pub struct ShardMetrics {
     connections_shed: IntCounter,
     connections_rejected: LabelCache<IntCounter>,
     tls_started: IntCounter,
-    tls_completed: IntCounter,
+    tls_completed_full: IntCounter,
+    tls_completed_resumed: IntCounter,
     tls_failed: LabelCache<IntCounter>,
     tls_duration: Histogram,
     logins: LabelCache<IntCounter>,
@@ -89,7 +90,8 @@ impl ShardMetrics {
             connections_shed: f.connections_shed.with_label_values(&one),
             connections_rejected,
             tls_started: f.tls_started.with_label_values(&one),
-            tls_completed: f.tls_completed.with_label_values(&one),
+            tls_completed_full: f.tls_completed.with_label_values(&[l, "false"]),
+            tls_completed_resumed: f.tls_completed.with_label_values(&[l, "true"]),
             tls_failed: LabelCache::new(&f.tls_failed, l, as_given),
             tls_duration: f.tls_duration.with_label_values(&one),
             logins: LabelCache::new(&f.logins, l, as_given),
@@ -149,11 +151,15 @@ impl ShardMetrics {
         self.tls_started.inc();
     }
 
-    /// A TLS handshake succeeded after `took` (from start to established):
-    /// `tls_handshakes_completed_total` +1 and one `tls_handshake_duration_seconds`
-    /// observation.
-    pub fn tls_handshake_completed(&self, took: Duration) {
-        self.tls_completed.inc();
+    /// A TLS handshake succeeded after `took` (from start to established), resuming a
+    /// session (`resumed`) or not: `tls_handshakes_completed_total{resumed}` +1 and one
+    /// `tls_handshake_duration_seconds` observation.
+    pub fn tls_handshake_completed(&self, took: Duration, resumed: bool) {
+        if resumed {
+            self.tls_completed_resumed.inc();
+        } else {
+            self.tls_completed_full.inc();
+        }
         self.tls_duration.observe(took.as_secs_f64());
     }
 
@@ -381,7 +387,8 @@ mod tests {
         let shard = metrics.shard(1);
         shard.tls_handshake_started();
         shard.tls_handshake_started();
-        shard.tls_handshake_completed(Duration::from_millis(3));
+        shard.tls_handshake_completed(Duration::from_millis(3), false);
+        shard.tls_handshake_completed(Duration::from_millis(1), true);
         shard.tls_handshake_failed("timeout");
         shard.login("accepted");
         shard.login("accepted");
@@ -401,7 +408,17 @@ mod tests {
         let s = |name: &str, labels: &[(&str, &str)]| sample(&metrics, name, labels);
         assert_eq!(s("shardline_tls_handshakes_started_total", &one), Some(2.0));
         assert_eq!(
-            s("shardline_tls_handshakes_completed_total", &one),
+            s(
+                "shardline_tls_handshakes_completed_total",
+                &[("shard", "1"), ("resumed", "false")]
+            ),
+            Some(1.0)
+        );
+        assert_eq!(
+            s(
+                "shardline_tls_handshakes_completed_total",
+                &[("shard", "1"), ("resumed", "true")]
+            ),
             Some(1.0)
         );
         assert_eq!(
@@ -413,11 +430,11 @@ mod tests {
         );
         assert_eq!(
             s("shardline_tls_handshake_duration_seconds_count", &one),
-            Some(1.0)
+            Some(2.0)
         );
         assert_close(
             s("shardline_tls_handshake_duration_seconds_sum", &one),
-            0.003,
+            0.004,
         );
         assert_eq!(
             s(

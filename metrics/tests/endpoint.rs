@@ -20,7 +20,7 @@ fn populated() -> Metrics {
         shard.connection_shed();
         shard.connection_rejected("fd_limit");
         shard.tls_handshake_started();
-        shard.tls_handshake_completed(Duration::from_millis(2));
+        shard.tls_handshake_completed(Duration::from_millis(2), false);
         shard.tls_handshake_failed("timeout");
         shard.login("accepted");
         shard.login("rejected");

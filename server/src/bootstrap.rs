@@ -21,7 +21,7 @@ use crate::cpus::{allowed_cpus, helper_cpus, pin_current_thread, shard_cpus};
 use crate::fd_limit::{adjust_open_files_limit, reserved_fds, show_limit, FdBudget};
 use crate::listener::bind_reuseport;
 use crate::server::{run_shards, Shared};
-use crate::tls::{ensure_dev_certificate, TlsFiles};
+use crate::tls::{ensure_dev_certificate, TicketKeys, TlsFiles};
 
 /// Runs the server with `config` until SIGINT/SIGTERM. Errors are one-line explanations for
 /// the operator (bad flag values, unreadable files, ports in use, locked-memory limit).
@@ -34,8 +34,16 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
             config.task_quota_ms
         ));
     }
+    if config.handshake_max_ms < config.handshake_timeout_ms {
+        return Err(format!(
+            "--handshake-max-ms ({}) must be at least --handshake-timeout-ms ({})",
+            config.handshake_max_ms, config.handshake_timeout_ms
+        ));
+    }
 
-    let tls = prepare_tls(&config)?;
+    let tls_tickets = TicketKeys::generate(config.tls_ticket_key_rotation)
+        .map_err(|err| format!("cannot generate session-ticket keys: {err}"))?;
+    let tls = prepare_tls(&config, &tls_tickets)?;
     let users_path = config.users_path();
     prepare_users(&config, &users_path)?;
     let limits = users_limits(&config);
@@ -101,7 +109,15 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         bound,
         clients: ClientSlots::new(fd_budget.max_clients),
         spare_fds,
+        tls_tickets,
     });
+    if shared.tls.is_some() {
+        let rotations = shared.metrics.tls_ticket_key_rotations();
+        shared
+            .tls_tickets
+            .spawn_rotation(move || rotations.inc())
+            .map_err(|err| format!("cannot start the ticket-key rotation thread: {err}"))?;
+    }
     let signals = spawn_signal_thread(shared.clone(), users_path, limits)?;
     let result = run_shards(shared.clone(), sockets);
     signals.close();
@@ -161,7 +177,10 @@ fn ensure_data_dir(config: &ServerConfig) -> Result<(), String> {
         })
 }
 
-fn prepare_tls(config: &ServerConfig) -> Result<Option<TlsFiles>, String> {
+fn prepare_tls(
+    config: &ServerConfig,
+    tickets: &Arc<TicketKeys>,
+) -> Result<Option<TlsFiles>, String> {
     if config.tls == TlsSwitch::Off {
         warn!("--tls off: connections are NOT encrypted; use only to measure TLS overhead");
         return Ok(None);
@@ -202,7 +221,7 @@ fn prepare_tls(config: &ServerConfig) -> Result<Option<TlsFiles>, String> {
                 .map_err(|err| format!("cannot read {flag} {}: {err}", path.display()))?;
         }
     }
-    crate::tls::build_acceptor(&files).map_err(|err| err.to_string())?;
+    crate::tls::build_acceptor(&files, tickets).map_err(|err| err.to_string())?;
     Ok(Some(files))
 }
 

@@ -97,7 +97,9 @@ pub struct ServerConfig {
     /// `off` serves plain TCP: only for measuring TLS overhead in benchmarks.
     #[arg(long, env = "SHARDLINE_TLS", value_enum, default_value_t = TlsSwitch::On)]
     pub tls: TlsSwitch,
-    /// Longest a TLS handshake may take, in milliseconds, before the connection is closed.
+    /// Longest a TLS handshake may go without progress (a byte read from or written to the
+    /// client), in milliseconds, before the connection is closed; waits for a login slot do
+    /// not count.
     #[arg(long, env = "SHARDLINE_HANDSHAKE_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub handshake_timeout_ms: u64,
     /// Users file (`name:$6$…` lines). Default: <data-dir>/users, generated on first run with
@@ -190,6 +192,22 @@ pub struct ServerConfig {
     /// `256mb 64mb 60`; 0 disables a limit). Default `0 0 0`: no limit, as Redis.
     #[arg(long, env = "SHARDLINE_CLIENT_OUTPUT_BUFFER_LIMIT", default_value = "0 0 0", value_parser = clap::value_parser!(crate::connection::OutputBufferLimit))]
     pub client_output_buffer_limit: crate::connection::OutputBufferLimit,
+    // --- heavy and hostile clients: TLS resumption, handshake progress, login abuse ---
+    /// How often the session-ticket keys shared by all shards are replaced (e.g. `1h`,
+    /// `30m`; at least 1 s). The previous key still decrypts until the next rotation, so a
+    /// ticket resumes for one to two periods.
+    #[arg(long, env = "SHARDLINE_TLS_TICKET_KEY_ROTATION", default_value = "1h", value_parser = at_least_one_second)]
+    pub tls_ticket_key_rotation: Duration,
+    /// Longest a TLS handshake may take in all, in milliseconds, however steadily the client
+    /// sends (bounds a slowloris that sends a byte just before each --handshake-timeout-ms);
+    /// waits for a login slot do not count. At least --handshake-timeout-ms.
+    #[arg(long, env = "SHARDLINE_HANDSHAKE_MAX_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub handshake_max_ms: u64,
+    /// Wrong passwords (WRONGPASS replies to AUTH or HELLO … AUTH) one connection may get;
+    /// the last one is sent and the connection closed. 0 = no limit (Redis has none).
+    #[arg(long, env = "SHARDLINE_MAX_AUTH_FAILURES", default_value_t = 10)]
+    pub max_auth_failures: u32,
+    // --- end heavy and hostile clients ---
     /// Keys examined per expiry sweep step on each shard (the sweep runs every 100 ms in the
     /// `maintenance` task queue).
     #[arg(long, env = "SHARDLINE_EXPIRE_SWEEP_KEYS", default_value_t = 200, value_parser = at_least(1))]
@@ -231,4 +249,13 @@ impl ServerConfig {
 /// A `usize` flag that must be at least `min` (clap reports "N is not in MIN..").
 fn at_least(min: u64) -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::new().range(min..)
+}
+
+/// A humantime duration (`1h`, `90s`, `500ms`) of at least one second.
+fn at_least_one_second(text: &str) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text).map_err(|err| err.to_string())?;
+    if duration < Duration::from_secs(1) {
+        return Err(format!("{text} is less than 1s"));
+    }
+    Ok(duration)
 }

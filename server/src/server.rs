@@ -20,7 +20,7 @@ use crate::config::ServerConfig;
 use crate::forward::{serve_peer_requests, Peers, ShardRequest};
 use crate::shard::{InfoCounters, Shard, TaskQueues, EXPIRE_SWEEP_PERIOD};
 use crate::shutdown::Shutdown;
-use crate::tls::{build_acceptor, TlsFiles};
+use crate::tls::{build_acceptor, TicketKeys, TlsFiles};
 
 /// Process-wide state shared by all shards (read-mostly; shards keep their hot state local).
 pub struct Shared {
@@ -48,6 +48,8 @@ pub struct Shared {
     pub clients: ClientSlots,
     /// Descriptors held in reserve to refuse connections when descriptors run out.
     pub spare_fds: SpareDescriptors,
+    /// Session-ticket keys installed in every shard's TLS acceptor (rotated by a thread).
+    pub tls_tickets: Arc<TicketKeys>,
 }
 
 /// Runs all shards until shutdown; returns when every shard has stopped.
@@ -140,7 +142,7 @@ async fn shard_main(
     }
     let config = &shared.config;
     let acceptor = match &shared.tls {
-        Some(files) => match build_acceptor(files) {
+        Some(files) => match build_acceptor(files, &shared.tls_tickets) {
             Ok(acceptor) => Some(acceptor),
             Err(err) => {
                 error!("shard {id}: {err}");

@@ -85,6 +85,11 @@ enum Mode {
         /// Pause before a retry, milliseconds.
         #[arg(long, default_value_t = 10)]
         retry_delay_ms: u64,
+        /// Impatient clients: give up a request not done within this many milliseconds
+        /// (connect, handshake, AUTH, command), close it and retry at once on a new
+        /// connection. Prints the completed logins of every second.
+        #[arg(long)]
+        give_up_after_ms: Option<u64>,
         /// Command sent after AUTH (default: GET shardline:storm).
         command: Vec<String>,
     },
@@ -138,6 +143,15 @@ fn run(cli: Cli) -> Result<String, LoadError> {
             ))
         }
     };
+    // Impatient clients give up a handshake as early as any other step.
+    let patience = match &cli.mode {
+        Mode::Storm {
+            give_up_after_ms: Some(ms),
+            ..
+        } => Some(*ms),
+        _ => None,
+    };
+    let limit = |ms: u64| Duration::from_millis(patience.map_or(ms, |p| p.min(ms)));
     let target = Target {
         addr: SocketAddr::new(cli.host, cli.port),
         tls,
@@ -145,8 +159,8 @@ fn run(cli: Cli) -> Result<String, LoadError> {
             user: cli.user,
             password,
         }),
-        connect_timeout: Duration::from_millis(cli.connect_timeout_ms),
-        io_timeout: Duration::from_millis(cli.io_timeout_ms),
+        connect_timeout: limit(cli.connect_timeout_ms),
+        io_timeout: limit(cli.io_timeout_ms),
     };
     let connector = Arc::new(Connector::new(target)?);
     let stop = Arc::new(AtomicBool::new(false));
@@ -166,6 +180,7 @@ fn run(cli: Cli) -> Result<String, LoadError> {
             requests,
             retries,
             retry_delay_ms,
+            give_up_after_ms,
             command,
         } => {
             let command = if command.is_empty() {
@@ -180,15 +195,21 @@ fn run(cli: Cli) -> Result<String, LoadError> {
                 retries,
                 retry_delay: Duration::from_millis(retry_delay_ms),
                 command,
+                give_up_after: give_up_after_ms.map(Duration::from_millis),
             };
             let report = storm::run(connector, &config, stop)?;
             eprintln!(
-                "shardline-load: storm {} completed in {:.2} s = {:.1} conn/s, {} failed",
+                "shardline-load: storm {} completed in {:.2} s = {:.1} conn/s, {} failed, {} given up",
                 report.completed,
                 report.elapsed_s,
                 report.conn_per_s,
-                report.failures.values().sum::<u64>()
+                report.failures.values().sum::<u64>(),
+                report.gave_up
             );
+            if config.give_up_after.is_some() {
+                let rates: Vec<String> = report.per_second.iter().map(u64::to_string).collect();
+                eprintln!("shardline-load: logins per second: {}", rates.join(" "));
+            }
             serde_json::to_string_pretty(&report)
         }
         Mode::Probe {

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::io::{self, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use openssl::ssl::{SslConnector, SslMethod, SslStream, SslVerifyMode};
 use serde::{Deserialize, Serialize};
@@ -176,6 +176,20 @@ pub struct Conn {
 }
 
 impl Conn {
+    /// Sets the read and write time-outs of the underlying socket, e.g. to what is left of a
+    /// request's deadline.
+    ///
+    /// # Errors
+    /// The `setsockopt` error (e.g. a zero duration).
+    pub fn set_timeouts(&self, timeout: Duration) -> io::Result<()> {
+        let tcp = match self.io.get_ref() {
+            Stream::Plain(tcp) => tcp,
+            Stream::Tls(tls) => tls.get_ref(),
+        };
+        tcp.set_read_timeout(Some(timeout))?;
+        tcp.set_write_timeout(Some(timeout))
+    }
+
     /// Writes `request` (one or more encoded commands) and reads `replies` replies.
     ///
     /// # Errors

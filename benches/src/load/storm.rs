@@ -1,6 +1,11 @@
 //! Connection-per-request load: every request opens a new connection (TCP connect, full TLS
 //! handshake), pipelines `AUTH user pass` with one command, reads both replies and closes.
 //! This is what `redis-benchmark -k 0 --user U -a P` does; here it cross-checks that figure.
+//!
+//! With [`StormConfig::give_up_after`] the clients are impatient: a request not answered in
+//! time is dropped (the connection closed) and tried again at once on a new connection, as a
+//! client library with a timeout and retries does. The report's per-second completions then
+//! show whether the server keeps its login rate while abandoned logins pile up.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -31,6 +36,10 @@ pub struct StormConfig {
     pub retry_delay: Duration,
     /// The command sent after AUTH on every connection, e.g. `["GET", "key"]`.
     pub command: Vec<String>,
+    /// Impatient clients: a request (connect, handshake, AUTH, command) not done within this
+    /// long is given up and retried at once on a new connection. `None`: wait (bounded by the
+    /// target's I/O timeout) and count a failure.
+    pub give_up_after: Option<Duration>,
 }
 
 /// Result of a storm.
@@ -50,6 +59,12 @@ pub struct StormReport {
     pub first_error: Option<String>,
     /// Connect/handshake retries taken.
     pub retries: u64,
+    /// Requests given up after [`StormConfig::give_up_after`] (and retried).
+    #[serde(default)]
+    pub gave_up: u64,
+    /// Completed requests (each one login) in each whole second since the start.
+    #[serde(default)]
+    pub per_second: Vec<u64>,
     /// From starting the TCP connect to the AUTH reply (handshake + login), ms.
     pub login: Latency,
     /// From starting the TCP connect to the command's reply, ms.
@@ -61,6 +76,8 @@ struct Worker {
     failures: BTreeMap<Stage, u64>,
     first_error: Option<String>,
     retries: u64,
+    gave_up: u64,
+    per_second: Vec<u64>,
     login: Histogram<u64>,
     request: Histogram<u64>,
 }
@@ -72,6 +89,8 @@ impl Worker {
             failures: BTreeMap::new(),
             first_error: None,
             retries: 0,
+            gave_up: 0,
+            per_second: Vec::new(),
             login: micros_histogram(),
             request: micros_histogram(),
         }
@@ -81,6 +100,23 @@ impl Worker {
         *self.failures.entry(stage).or_default() += 1;
         self.first_error.get_or_insert(message);
     }
+
+    fn completed_at(&mut self, second: usize) {
+        if self.per_second.len() <= second {
+            self.per_second.resize(second + 1, 0);
+        }
+        self.per_second[second] += 1;
+        self.completed += 1;
+    }
+}
+
+/// Whether an error is a client-side time-out (what an impatient client gives up on).
+fn timed_out(err: &LoadError) -> bool {
+    matches!(
+        err,
+        LoadError::Connection { source, .. }
+            if matches!(source.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+    )
 }
 
 fn micros(d: Duration) -> u64 {
@@ -127,7 +163,14 @@ pub fn run(
                     Some(max) => started.fetch_add(1, Ordering::Relaxed) < max,
                 };
                 while !stop.load(Ordering::Relaxed) && Instant::now() < deadline && budget_left() {
-                    one_request(&connector, &config, &request, replies, deadline, &mut w);
+                    one_request(
+                        &connector,
+                        &config,
+                        &request,
+                        replies,
+                        (begin, deadline),
+                        &mut w,
+                    );
                 }
                 w
             })
@@ -142,6 +185,13 @@ pub fn run(
             .map_err(|_| LoadError::Config("a storm worker thread panicked".into()))?;
         total.completed += w.completed;
         total.retries += w.retries;
+        total.gave_up += w.gave_up;
+        if total.per_second.len() < w.per_second.len() {
+            total.per_second.resize(w.per_second.len(), 0);
+        }
+        for (sum, n) in total.per_second.iter_mut().zip(&w.per_second) {
+            *sum += n;
+        }
         for (stage, n) in w.failures {
             *total.failures.entry(stage).or_default() += n;
         }
@@ -161,6 +211,8 @@ pub fn run(
         failures: total.failures,
         first_error: total.first_error,
         retries: total.retries,
+        gave_up: total.gave_up,
+        per_second: total.per_second,
         login: Latency::from_micros(&total.login),
         request: Latency::from_micros(&total.request),
     })
@@ -171,7 +223,7 @@ fn one_request(
     config: &StormConfig,
     request: &[u8],
     replies: usize,
-    deadline: Instant,
+    (begin, deadline): (Instant, Instant),
     w: &mut Worker,
 ) {
     let t0 = Instant::now();
@@ -179,6 +231,10 @@ fn one_request(
     let mut conn = loop {
         match connector.open() {
             Ok(conn) => break conn,
+            Err(err) if config.give_up_after.is_some() && timed_out(&err) => {
+                w.gave_up += 1;
+                return;
+            }
             Err(_) if attempt < config.retries && Instant::now() < deadline => {
                 attempt += 1;
                 w.retries += 1;
@@ -194,7 +250,15 @@ fn one_request(
             }
         }
     };
+    if let Some(patience) = config.give_up_after {
+        let left = patience.saturating_sub(t0.elapsed());
+        if left.is_zero() || conn.set_timeouts(left).is_err() {
+            w.gave_up += 1;
+            return;
+        }
+    }
     match conn.round_trip_raw(request, replies, Stage::Auth) {
+        Err(err) if config.give_up_after.is_some() && timed_out(&err) => w.gave_up += 1,
         Err(err) => w.fail(Stage::Auth, err.to_string()),
         Ok((out, first)) => {
             let done = Instant::now();
@@ -207,7 +271,7 @@ fn one_request(
             } else if let Some(err) = out.last().and_then(|r| r.as_error()) {
                 w.fail(Stage::Command, format!("command refused: {err}"));
             } else {
-                w.completed += 1;
+                w.completed_at(usize::try_from((done - begin).as_secs()).unwrap_or(usize::MAX));
                 let _ = w.login.record(micros(first - t0));
                 let _ = w.request.record(micros(done - t0));
             }

@@ -8,6 +8,9 @@
 //! ClientHello, whose answer costs the key exchange and the signature) waits for a slot (FIFO,
 //! shed after `--login-queue-timeout-ms`) before OpenSSL sees it, and the slot is given back as
 //! soon as a read would block: the server's flight is out and the client is the one to act.
+//!
+//! It also tells the handshake's [`HandshakeClock`] about every byte moved and every wait
+//! for a slot, until [`LoginGatedStream::handshake_done`].
 
 use std::future::Future;
 use std::io;
@@ -18,6 +21,7 @@ use std::task::{Context, Poll};
 use futures_lite::{AsyncRead, AsyncWrite};
 use shardline_auth::{LoginPermit, LoginShed};
 
+use super::handshake_clock::HandshakeClock;
 use crate::shard::Shard;
 
 type Admission = Pin<Box<dyn Future<Output = Result<LoginPermit, LoginShed>>>>;
@@ -35,11 +39,13 @@ pub struct LoginGatedStream<S> {
     shed: bool,
     /// Whether the handshake has written its first flight.
     replied: bool,
+    /// The handshake's progress record; `None` once the handshake is done.
+    clock: Option<Rc<HandshakeClock>>,
 }
 
 impl<S> LoginGatedStream<S> {
-    /// Wraps `inner`; slots come from `shard`'s login gate.
-    pub fn new(inner: S, shard: Rc<Shard>) -> Self {
+    /// Wraps `inner`; slots come from `shard`'s login gate, progress goes to `clock`.
+    pub fn new(inner: S, shard: Rc<Shard>, clock: Rc<HandshakeClock>) -> Self {
         Self {
             inner,
             shard,
@@ -49,6 +55,19 @@ impl<S> LoginGatedStream<S> {
             stash: Vec::new(),
             shed: false,
             replied: false,
+            clock: Some(clock),
+        }
+    }
+
+    /// The handshake completed: release the slot and stop recording progress.
+    pub fn handshake_done(&mut self) {
+        self.end_gating();
+        self.clock = None;
+    }
+
+    fn record(&self, moved: &Poll<io::Result<usize>>) {
+        if let (Some(clock), Poll::Ready(Ok(1..))) = (&self.clock, moved) {
+            clock.progress();
         }
     }
 
@@ -83,11 +102,14 @@ impl<S: AsyncRead + Unpin> AsyncRead for LoginGatedStream<S> {
             if !this.stash.is_empty() {
                 return Poll::Ready(Ok(this.take_stash(buf)));
             }
-            return Pin::new(&mut this.inner).poll_read(cx, buf);
+            let read = Pin::new(&mut this.inner).poll_read(cx, buf);
+            this.record(&read);
+            return read;
         }
         if this.stash.is_empty() {
             if this.permit.is_some() {
                 let read = Pin::new(&mut this.inner).poll_read(cx, buf);
+                this.record(&read);
                 if read.is_pending() {
                     if this.replied {
                         // Our flight is out and the client's answer (its Finished, cheap to
@@ -101,7 +123,9 @@ impl<S: AsyncRead + Unpin> AsyncRead for LoginGatedStream<S> {
                 return read;
             }
             this.stash.resize(buf.len(), 0);
-            match Pin::new(&mut this.inner).poll_read(cx, &mut this.stash) {
+            let read = Pin::new(&mut this.inner).poll_read(cx, &mut this.stash);
+            this.record(&read);
+            match read {
                 Poll::Ready(Ok(n)) if n > 0 => this.stash.truncate(n),
                 other => {
                     this.stash.clear();
@@ -114,7 +138,15 @@ impl<S: AsyncRead + Unpin> AsyncRead for LoginGatedStream<S> {
             let admission = this
                 .admission
                 .get_or_insert_with(|| Box::pin(async move { shard.admit_login().await }));
-            match admission.as_mut().poll(cx) {
+            let admitted = admission.as_mut().poll(cx);
+            if let Some(clock) = &this.clock {
+                if admitted.is_pending() {
+                    clock.queued();
+                } else {
+                    clock.dequeued();
+                }
+            }
+            match admitted {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Ok(permit)) => this.permit = Some(permit),
                 Poll::Ready(Err(shed)) => {
@@ -140,6 +172,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for LoginGatedStream<S> {
         if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
             this.replied = true;
         }
+        this.record(&written);
         written
     }
 

@@ -1,14 +1,18 @@
 //! One client connection: admission, TLS handshake, then the RESP request loop.
 //!
-//! Lifecycle: accept → TLS handshake (`--handshake-timeout-ms`; a login slot of
+//! Lifecycle: accept → TLS handshake (`--handshake-timeout-ms` without progress,
+//! `--handshake-max-ms` in all; a login slot of
 //! `--max-concurrent-logins` held while it has the client's bytes to process) → read, parse,
 //! dispatch, reply until QUIT, EOF, a protocol error or shutdown → close_notify.
 
 mod commands;
 mod dispatch;
 mod duplex;
+mod handshake;
+mod handshake_clock;
 mod login_gated;
 mod output_limit;
+mod peer;
 mod pipeline;
 mod request_loop;
 mod session;
@@ -16,18 +20,13 @@ mod transaction;
 
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
 
-use async_openssl::SslStream;
 use glommio::net::TcpStream;
-use openssl::ssl::Ssl;
-use shardline_metrics::Activity;
-use tracing::debug;
 
 use crate::resp::RequestLimits;
 use crate::shard::Shard;
 pub use dispatch::Flow;
-use login_gated::LoginGatedStream;
+use handshake::handshake;
 pub use output_limit::{OutputBufferLimit, OutputBufferLimitError};
 pub use session::Session;
 
@@ -54,6 +53,8 @@ pub enum CloseReason {
     HandshakeFailed,
     /// The login queue timed out (`--login-queue-timeout-ms`).
     Shed,
+    /// `--max-auth-failures` wrong passwords on this connection.
+    AuthFailures,
     /// The server is shutting down.
     Shutdown,
     /// Unwritten replies exceeded `--client-output-buffer-limit`.
@@ -70,6 +71,7 @@ impl CloseReason {
             CloseReason::IoError => "io_error",
             CloseReason::HandshakeFailed => "handshake_failed",
             CloseReason::Shed => "shed",
+            CloseReason::AuthFailures => "auth_failures",
             CloseReason::Shutdown => "shutdown",
             CloseReason::OutputBufferLimit => "output_buffer_limit",
         }
@@ -89,7 +91,8 @@ pub async fn serve(shard: Rc<Shard>, tcp: TcpStream) {
     shard.metrics.connection_accepted();
     let _ = tcp.set_nodelay(true);
     let id = shard.shared.next_client_id.fetch_add(1, Ordering::Relaxed);
-    let session = Session::new(id, shard.id, tcp.peer_addr().ok(), tcp.local_addr().ok());
+    let mut session = Session::new(id, shard.id, tcp.peer_addr().ok(), tcp.local_addr().ok());
+    session.socket_fd = Some(std::os::fd::AsRawFd::as_raw_fd(&tcp));
 
     let reason = match &shard.acceptor {
         None => request_loop::run(&shard, tcp, session).await,
@@ -116,52 +119,4 @@ pub async fn serve(shard: Rc<Shard>, tcp: TcpStream) {
         .info
         .connected_clients
         .set(shard.info.connected_clients.get() - 1);
-}
-
-/// Runs the TLS handshake under `--handshake-timeout-ms`, holding a login slot only while it
-/// has the client's bytes to process ([`LoginGatedStream`]).
-async fn handshake(
-    shard: &Rc<Shard>,
-    acceptor: &openssl::ssl::SslAcceptor,
-    tcp: TcpStream,
-) -> Result<SslStream<LoginGatedStream<TcpStream>>, CloseReason> {
-    shardline_metrics::activity::set(Activity::Handshake);
-    shard.metrics.tls_handshake_started();
-    let started = Instant::now();
-    let ssl = Ssl::new(acceptor.context()).map_err(|err| {
-        shard.metrics.tls_handshake_failed("internal");
-        debug!("shard {}: Ssl::new failed: {err}", shard.id);
-        CloseReason::HandshakeFailed
-    })?;
-    let mut tls = SslStream::new(ssl, LoginGatedStream::new(tcp, shard.clone())).map_err(|_| {
-        shard.metrics.tls_handshake_failed("internal");
-        CloseReason::HandshakeFailed
-    })?;
-    let timeout = Duration::from_millis(shard.shared.config.handshake_timeout_ms);
-    let outcome = glommio::timer::timeout(timeout, async {
-        Ok(std::pin::Pin::new(&mut tls).accept().await)
-    })
-    .await;
-    match outcome {
-        Ok(Ok(())) => {
-            tls.get_mut().end_gating();
-            shard.metrics.tls_handshake_completed(started.elapsed());
-            Ok(tls)
-        }
-        Ok(Err(_)) if tls.get_ref().was_shed() => Err(CloseReason::Shed),
-        Ok(Err(err)) => {
-            let reason = if err.io_error().is_some() {
-                "io"
-            } else {
-                "protocol"
-            };
-            debug!("shard {}: TLS handshake failed: {err}", shard.id);
-            shard.metrics.tls_handshake_failed(reason);
-            Err(CloseReason::HandshakeFailed)
-        }
-        Err(_) => {
-            shard.metrics.tls_handshake_failed("timeout");
-            Err(CloseReason::HandshakeFailed)
-        }
-    }
 }

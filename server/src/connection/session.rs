@@ -1,6 +1,7 @@
 //! What one client connection remembers between commands.
 
 use std::net::SocketAddr;
+use std::os::fd::RawFd;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -41,6 +42,11 @@ pub struct Session {
     /// Received request bytes not yet executed, in bytes (CLIENT INFO `qbuf`), as of the
     /// current command.
     pub query_buffer_bytes: usize,
+    /// The raw TCP socket, only to ask whether the client has gone
+    /// ([`super::peer::peer_closed`]); valid while the connection is served.
+    pub socket_fd: Option<RawFd>,
+    /// WRONGPASS replies on this connection (`--max-auth-failures`).
+    pub auth_failures: u32,
 }
 
 impl Session {
@@ -62,6 +68,8 @@ impl Session {
             transaction: None,
             output_buffer_bytes: 0,
             query_buffer_bytes: 0,
+            socket_fd: None,
+            auth_failures: 0,
         }
     }
 

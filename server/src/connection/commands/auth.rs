@@ -1,6 +1,7 @@
-//! AUTH and HELLO (Redis 7 semantics, DESIGN.md §6), and the login path they share: wait for
-//! a login slot, verify the SHA-512-crypt hash with the configured `--hash-mode` in the `auth`
-//! task queue, release the slot.
+//! AUTH and HELLO (Redis 7 semantics), and the login path they share: wait for a login slot,
+//! skip the hash if the client has gone meanwhile, verify the SHA-512-crypt hash with the
+//! configured `--hash-mode` in the `auth` task queue, release the slot; close the connection
+//! after `--max-auth-failures` wrong passwords.
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -9,12 +10,33 @@ use bytes::Bytes;
 use shardline_auth::AuthError;
 use shardline_metrics::Activity;
 
+use crate::connection::dispatch::Flow;
+use crate::connection::peer::peer_closed;
+use crate::connection::pipeline::Pipeline;
 use crate::connection::session::Session;
+use crate::connection::CloseReason;
 use crate::resp::{Frame, Protocol};
 use crate::shard::Shard;
 
 /// Redis's reply to wrong credentials.
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+
+/// A login that ends the connection: the reply to send first, if any, and why it closes.
+pub struct LoginClose {
+    reply: Option<Frame>,
+    reason: CloseReason,
+}
+
+impl LoginClose {
+    /// Queues the reply (if any) and tells the connection to close after writing it.
+    pub fn finish(self, shard: &Shard, session: &Session, pipeline: &mut Pipeline) -> Flow {
+        if let Some(reply) = self.reply {
+            shard.metrics.command_error("command");
+            pipeline.ready(session.protocol, reply);
+        }
+        Flow::Close(self.reason)
+    }
+}
 
 /// The result of one login attempt.
 enum Login {
@@ -25,26 +47,41 @@ enum Login {
 }
 
 /// `AUTH password` (user `default`) or `AUTH username password`. A failed AUTH keeps the
-/// connection's previous identity. `Err` carries the reply when the login queue shed us; the
-/// connection then closes.
+/// connection's previous identity. `Err` closes the connection: shed by the login queue,
+/// gone before its hash, or at its `--max-auth-failures`th wrong password.
 pub async fn auth(
     shard: &Rc<Shard>,
     session: &mut Session,
     args: &[Bytes],
-) -> Result<Frame, Frame> {
+) -> Result<Frame, LoginClose> {
     let (user, password) = match args.len() {
         2 => (Bytes::from_static(b"default"), args[1].clone()),
         3 => (args[1].clone(), args[2].clone()),
         _ => return Ok(Frame::error("ERR syntax error")),
     };
-    Ok(match login(shard, &user, password).await? {
+    Ok(match login(shard, session, &user, password).await? {
         Login::Accepted => {
             session.user = Some(String::from_utf8_lossy(&user).into_owned());
             Frame::ok()
         }
-        Login::Rejected => Frame::error(WRONGPASS),
+        Login::Rejected => return wrongpass(shard, session),
         Login::Failed(text) => Frame::error(text),
     })
+}
+
+/// The WRONGPASS reply, counting the failure: at the `--max-auth-failures`th on this
+/// connection (0 = no limit) the reply is sent and the connection closed. Redis has no such
+/// limit; without one a single connection can pipeline guesses for as long as it likes.
+fn wrongpass(shard: &Shard, session: &mut Session) -> Result<Frame, LoginClose> {
+    session.auth_failures = session.auth_failures.saturating_add(1);
+    let max = shard.shared.config.max_auth_failures;
+    if max > 0 && session.auth_failures >= max {
+        return Err(LoginClose {
+            reply: Some(Frame::error(WRONGPASS)),
+            reason: CloseReason::AuthFailures,
+        });
+    }
+    Ok(Frame::error(WRONGPASS))
 }
 
 /// `HELLO [protover [AUTH username password] [SETNAME clientname]]`.
@@ -52,7 +89,7 @@ pub async fn hello(
     shard: &Rc<Shard>,
     session: &mut Session,
     args: &[Bytes],
-) -> Result<Frame, Frame> {
+) -> Result<Frame, LoginClose> {
     let mut protocol = session.protocol;
     if let Some(version) = args.get(1) {
         protocol = match crate::resp::num::parse_i64(version) {
@@ -95,9 +132,9 @@ pub async fn hello(
         }
     }
     if let Some((user, password)) = credentials {
-        match login(shard, &user, password).await? {
+        match login(shard, session, &user, password).await? {
             Login::Accepted => session.user = Some(String::from_utf8_lossy(&user).into_owned()),
-            Login::Rejected => return Ok(Frame::error(WRONGPASS)),
+            Login::Rejected => return wrongpass(shard, session),
             Login::Failed(text) => return Ok(Frame::error(text)),
         }
     }
@@ -135,21 +172,37 @@ fn hello_reply(session: &Session) -> Frame {
     ])
 }
 
-/// Waits for a login slot, verifies in the `auth` task queue, records metrics. `Err` is the
-/// reply for a connection shed by the login queue.
-async fn login(shard: &Rc<Shard>, user: &Bytes, password: Bytes) -> Result<Login, Frame> {
+/// Waits for a login slot, verifies in the `auth` task queue, records metrics. `Err` closes
+/// the connection: shed by the login queue (with a reply), or the client left while its
+/// login waited (`logins_total{result="abandoned"}`, no hash, no reply).
+async fn login(
+    shard: &Rc<Shard>,
+    session: &Session,
+    user: &Bytes,
+    password: Bytes,
+) -> Result<Login, LoginClose> {
     let waited = Instant::now();
     let permit = match shard.admit_login().await {
         Ok(permit) => permit,
         Err(_) => {
             shard.metrics.login("shed");
-            return Err(Frame::error(
-                "ERR login queue timeout: too many concurrent logins on this shard \
-                 (--max-concurrent-logins), try again later",
-            ));
+            return Err(LoginClose {
+                reply: Some(Frame::error(
+                    "ERR login queue timeout: too many concurrent logins on this shard \
+                     (--max-concurrent-logins), try again later",
+                )),
+                reason: CloseReason::Shed,
+            });
         }
     };
     shard.metrics.login_wait(waited.elapsed());
+    if session.socket_fd.is_some_and(peer_closed) {
+        shard.metrics.login("abandoned");
+        return Err(LoginClose {
+            reply: None,
+            reason: CloseReason::ClientClosed,
+        });
+    }
     let users = shard.shared.users.load_full();
     let verifying = shard.clone();
     let user = user.clone();

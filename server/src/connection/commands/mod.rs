@@ -49,17 +49,11 @@ pub async fn execute(
         }
         "auth" => match auth::auth(shard, session, &args).await {
             Ok(frame) => frame,
-            Err(shed) => {
-                pipeline.ready(session.protocol, shed);
-                return Flow::Close(CloseReason::Shed);
-            }
+            Err(close) => return close.finish(shard, session, pipeline),
         },
         "hello" => match auth::hello(shard, session, &args).await {
             Ok(frame) => frame,
-            Err(shed) => {
-                pipeline.ready(session.protocol, shed);
-                return Flow::Close(CloseReason::Shed);
-            }
+            Err(close) => return close.finish(shard, session, pipeline),
         },
         "client" => client::client(shard, session, &args),
         "info" => info::info(shard, session, &args).await,

@@ -1,12 +1,19 @@
 //! TLS: the per-shard `SslAcceptor` and the development certificate made on first run.
 //!
 //! Every shard builds its own acceptor from the same PEM bytes, so no OpenSSL object is shared
-//! between cores (Kudu's lesson: shared OpenSSL state costs library-wide locks).
+//! between cores (Kudu's lesson: shared OpenSSL state costs library-wide locks). What the
+//! shards do share is plain key material: the session-ticket keys ([`ticket_keys`]), so a
+//! session resumes on whichever shard the kernel hands the reconnect to.
+
+pub mod error_queue;
+mod ticket_callback;
+pub mod ticket_keys;
 
 use std::fs;
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use openssl::asn1::Asn1Time;
 use openssl::bn::{BigNum, MsbOption};
@@ -17,6 +24,8 @@ use openssl::pkey::PKey;
 use openssl::ssl::{SslAcceptor, SslFiletype, SslMethod, SslOptions, SslVerifyMode, SslVersion};
 use openssl::x509::extension::{BasicConstraints, ExtendedKeyUsage, SubjectAlternativeName};
 use openssl::x509::{X509NameBuilder, X509};
+
+pub use ticket_keys::TicketKeys;
 
 /// Paths of the PEM files a shard's acceptor is built from.
 #[derive(Debug, Clone)]
@@ -55,11 +64,19 @@ fn ossl(context: impl Into<String>) -> impl FnOnce(openssl::error::ErrorStack) -
     move |source| TlsError::OpenSsl { context, source }
 }
 
+/// Session ID context of every shard's acceptor: a resumed session must carry the same one,
+/// and OpenSSL refuses to resume without one when client certificates are verified.
+const SESSION_ID_CONTEXT: &[u8] = b"shardline";
+
 /// Builds one shard's acceptor: TLS 1.2 and 1.3 only, Mozilla's intermediate cipher list,
-/// client-initiated renegotiation refused, optional client-certificate verification.
+/// client-initiated renegotiation refused, optional client-certificate verification, and
+/// session tickets sealed with the process-wide `tickets` (so any shard resumes them).
 ///
 /// Errors: any file that OpenSSL cannot load, or a key that does not match the certificate.
-pub fn build_acceptor(files: &TlsFiles) -> Result<SslAcceptor, TlsError> {
+pub fn build_acceptor(
+    files: &TlsFiles,
+    tickets: &Arc<TicketKeys>,
+) -> Result<SslAcceptor, TlsError> {
     let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server())
         .map_err(ossl("creating the acceptor"))?;
     builder
@@ -69,6 +86,11 @@ pub fn build_acceptor(files: &TlsFiles) -> Result<SslAcceptor, TlsError> {
     // Without read-ahead OpenSSL reads each record with two recv calls (5-byte header, then
     // body) and a third that finds the socket empty; with it, one recv takes what is there.
     builder.set_read_ahead(true);
+    builder
+        .set_session_id_context(SESSION_ID_CONTEXT)
+        .map_err(ossl("setting the session ID context"))?;
+    ticket_callback::install(&mut builder, tickets.clone())
+        .map_err(ossl("installing the shared session-ticket keys"))?;
     builder
         .set_certificate_chain_file(&files.cert)
         .map_err(ossl(format!(
@@ -176,7 +198,8 @@ mod tests {
         };
         assert!(ensure_dev_certificate(&files.cert, &files.key).expect("generate"));
         assert!(!ensure_dev_certificate(&files.cert, &files.key).expect("reuse"));
-        build_acceptor(&files).expect("acceptor");
+        let tickets = TicketKeys::generate(std::time::Duration::from_secs(3600)).expect("keys");
+        build_acceptor(&files, &tickets).expect("acceptor");
         let cert = X509::from_pem(&fs::read(&files.cert).expect("read")).expect("pem");
         let sans: Vec<String> = cert
             .subject_alt_names()

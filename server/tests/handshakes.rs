@@ -1,0 +1,173 @@
+//! TLS handshake limits on real sockets: a slow client that keeps sending completes even when
+//! its handshake lasts longer than `--handshake-timeout-ms`; a trickle is cut at
+//! `--handshake-max-ms`; a well-behaved client on the same shard is served throughout.
+//! (A client that sends nothing is cut at the timeout: `lifecycle.rs`.)
+
+mod common;
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use common::{RawClient, Server};
+use openssl::ssl::{SslConnector, SslMethod, SslStream};
+
+/// A socket that writes at most `piece` bytes per call and sleeps `gap` before each write:
+/// the client side of a slow handshake.
+#[derive(Debug)]
+struct Dribble {
+    tcp: TcpStream,
+    piece: usize,
+    gap: Duration,
+}
+
+impl Read for Dribble {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.tcp.read(buf)
+    }
+}
+
+impl Write for Dribble {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        std::thread::sleep(self.gap);
+        self.tcp.write(&buf[..buf.len().min(self.piece)])
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
+/// Runs a TLS handshake whose every write is cut into `piece`-byte writes `gap` apart;
+/// returns the established stream (or the error) and how long the handshake took.
+fn dribbled_handshake(
+    server: &Server,
+    piece: usize,
+    gap: Duration,
+) -> (Result<SslStream<Dribble>, String>, Duration) {
+    let mut builder = SslConnector::builder(SslMethod::tls_client()).expect("connector");
+    builder.set_ca_file(server.cert()).expect("ca");
+    let connector = builder.build();
+    let tcp = TcpStream::connect(server.addr).expect("connect");
+    tcp.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let started = Instant::now();
+    let stream = connector
+        .connect("localhost", Dribble { tcp, piece, gap })
+        .map_err(|err| err.to_string());
+    (stream, started.elapsed())
+}
+
+fn failed(server: &Server, reason: &str) -> f64 {
+    server.metric(
+        "shardline_tls_handshakes_failed_total",
+        &[("reason", reason)],
+    )
+}
+
+fn logged_in(server: &Server) -> RawClient {
+    let mut client = RawClient::connect(server);
+    client.roundtrip(
+        &[b"AUTH", b"default", server.password.as_bytes()],
+        b"+OK\r\n",
+    );
+    client
+}
+
+#[test]
+fn a_slow_handshake_that_keeps_progressing_completes() {
+    let server = Server::start(&["--smp", "1", "--handshake-timeout-ms", "2000"]);
+    let mut bystander = logged_in(&server);
+    bystander.roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
+    // The ClientHello (~250-500 bytes) goes out 24 bytes every 250 ms: each gap is far below
+    // the 2 s timeout, the whole handshake well above it.
+    let (stream, took) = dribbled_handshake(&server, 24, Duration::from_millis(250));
+    let mut stream = stream.expect("the slow handshake completes");
+    assert!(
+        took > Duration::from_millis(2500),
+        "{took:?}: not slow enough"
+    );
+    // Served after it, as any client.
+    let auth = format!(
+        "*3\r\n$4\r\nAUTH\r\n$7\r\ndefault\r\n${}\r\n{}\r\n",
+        server.password.len(),
+        server.password
+    );
+    stream.write_all(auth.as_bytes()).expect("write");
+    let mut reply = [0u8; 5];
+    stream.read_exact(&mut reply).expect("read");
+    assert_eq!(&reply, b"+OK\r\n");
+    bystander.roundtrip(&[b"GET", b"k"], b"$1\r\nv\r\n");
+    assert_eq!(failed(&server, "timeout"), 0.0);
+    assert_eq!(failed(&server, "max_duration"), 0.0);
+}
+
+#[test]
+fn a_trickling_handshake_is_cut_at_the_hard_limit() {
+    let server = Server::start(&[
+        "--smp",
+        "1",
+        "--handshake-timeout-ms",
+        "1000",
+        "--handshake-max-ms",
+        "3000",
+    ]);
+    let mut bystander = logged_in(&server);
+    // One byte every 200 ms: progress five times per timeout, yet the ClientHello would
+    // take over a minute.
+    let trickle = std::thread::spawn({
+        let addr = server.addr;
+        let cert = server.cert();
+        move || {
+            let mut builder = SslConnector::builder(SslMethod::tls_client()).expect("connector");
+            builder.set_ca_file(cert).expect("ca");
+            let tcp = TcpStream::connect(addr).expect("connect");
+            tcp.set_read_timeout(Some(Duration::from_secs(30)))
+                .expect("timeout");
+            let started = Instant::now();
+            let dribble = Dribble {
+                tcp,
+                piece: 1,
+                gap: Duration::from_millis(200),
+            };
+            let outcome = builder.build().connect("localhost", dribble).map(drop);
+            (outcome.map_err(|err| err.to_string()), started.elapsed())
+        }
+    });
+    // The shard keeps serving others meanwhile.
+    for _ in 0..10 {
+        bystander.roundtrip(&[b"PING"], b"+PONG\r\n");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (outcome, took) = trickle.join().expect("trickle thread");
+    assert!(outcome.is_err(), "the trickle completed its handshake");
+    assert!(
+        took >= Duration::from_millis(2900) && took < Duration::from_secs(20),
+        "cut after {took:?}"
+    );
+    assert_eq!(failed(&server, "max_duration"), 1.0);
+    assert_eq!(failed(&server, "timeout"), 0.0);
+    bystander.roundtrip(&[b"PING"], b"+PONG\r\n");
+}
+
+#[test]
+fn a_hard_limit_below_the_progress_timeout_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_shardline"))
+        .args(["--bind", "127.0.0.1:0", "--metrics-bind", "127.0.0.1:0"])
+        .args([
+            "--handshake-timeout-ms",
+            "5000",
+            "--handshake-max-ms",
+            "4000",
+        ])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .expect("run shardline");
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "shardline: --handshake-max-ms (4000) must be at least --handshake-timeout-ms (5000)"
+    );
+}
