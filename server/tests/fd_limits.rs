@@ -117,7 +117,14 @@ fn fd_log_lines(server: &Server, from: usize, shard: usize) -> usize {
 
 #[test]
 fn out_of_fds_refuses_at_once_logs_rarely_and_recovers_without_restart() {
-    let server = Server::start(&["--smp", "2", "--handshake-timeout-ms", "120000"]);
+    let server = Server::start(&[
+        "--smp",
+        "2",
+        "--handshake-timeout-ms",
+        "120000",
+        "--handshake-max-ms",
+        "120000",
+    ]);
     let pid = server.child.id();
     let mut good = login(&server);
     good.roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
@@ -221,8 +228,18 @@ fn connected_clients(client: &mut RawClient) -> u64 {
 fn a_low_open_files_limit_lowers_maxclients_and_the_excess_is_closed_at_once() {
     // `ulimit -n 96` with 2 shards: 32 + 2 × 8 + 32 (metrics connections) = 80 descriptors
     // are reserved, which leaves room for 16 clients.
-    let server =
-        Server::start_with_nofile(&["--smp", "2", "--handshake-timeout-ms", "120000"], 96, 96);
+    let server = Server::start_with_nofile(
+        &[
+            "--smp",
+            "2",
+            "--handshake-timeout-ms",
+            "120000",
+            "--handshake-max-ms",
+            "120000",
+        ],
+        96,
+        96,
+    );
     assert!(
         server.log_lines().iter().any(|l| l.contains(
             "open files limit 96 (was 96, hard limit 96): --maxclients 10000 \
