@@ -16,6 +16,7 @@ use signal_hook::iterator::Signals;
 use tracing::{error, info, warn};
 
 use crate::accept::{ClientSlots, SpareDescriptors};
+use crate::aof::AppendOnly;
 use crate::config::{ServerConfig, TlsSwitch};
 use crate::cpus::{allowed_cpus, helper_cpus, pin_current_thread, shard_cpus};
 use crate::fd_limit::{adjust_open_files_limit, reserved_fds, show_limit, FdBudget};
@@ -47,6 +48,10 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     pin_current_thread(&helpers)
         .map_err(|err| format!("cannot pin helper threads to CPU(s) {helpers:?}: {err}"))?;
 
+    if config.appendonly == AppendOnly::Yes {
+        ensure_data_dir(&config)?;
+        crate::aof::prepare_dir(&config.data_dir, cpus.len())?;
+    }
     let fd_budget = raise_open_files_limit(&config, cpus.len())?;
     let (sockets, bound) = bind_reuseport(config.bind, config.backlog, cpus.len())
         .map_err(|err| format!("cannot listen on {}: {err}", config.bind))?;
@@ -101,6 +106,7 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         bound,
         clients: ClientSlots::new(fd_budget.max_clients),
         spare_fds,
+        startup_error: Default::default(),
     });
     let signals = spawn_signal_thread(shared.clone(), users_path, limits)?;
     let result = run_shards(shared.clone(), sockets);

@@ -12,6 +12,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use shardline_auth::HashMode;
 
+use crate::aof::{AppendFsync, AppendOnly};
+
 /// Default `--max-hash-rounds`: a hash costing more than ~0.25 s is never paid at login.
 pub const DEFAULT_MAX_HASH_ROUNDS: u32 = 1_000_000;
 
@@ -104,9 +106,19 @@ pub struct ServerConfig {
     /// user `default` and a random password printed once.
     #[arg(long, env = "SHARDLINE_USERS")]
     pub users: Option<PathBuf>,
-    /// Directory for the generated certificate and users file.
+    /// Directory for the generated certificate, the users file and the append-only logs
+    /// (`appendonlydir/`).
     #[arg(long, env = "SHARDLINE_DATA_DIR", default_value = "./shardline-data")]
     pub data_dir: PathBuf,
+    /// `yes`: every shard logs its writes to `<data-dir>/appendonlydir/shard-<N>.aof` and
+    /// replays the log at start (Redis's `appendonly`); `no`: nothing survives a restart.
+    #[arg(long, env = "SHARDLINE_APPENDONLY", value_enum, default_value_t = AppendOnly::Yes)]
+    pub appendonly: AppendOnly,
+    /// When the log reaches the disk (Redis's `appendfsync`): `always` (a write's reply waits
+    /// for its fdatasync, one per group of writes), `everysec` (fdatasync once a second),
+    /// `no` (the OS decides).
+    #[arg(long, env = "SHARDLINE_APPENDFSYNC", value_enum, default_value_t = AppendFsync::Everysec)]
+    pub appendfsync: AppendFsync,
     /// How a SHA-512-crypt verification is paid: `inline` (on the shard, stalls), `yield` (on
     /// the shard, yielding whenever the task quota is used up), `offload` (hashing threads).
     #[arg(long, env = "SHARDLINE_HASH_MODE", default_value_t = HashMode::Yield)]

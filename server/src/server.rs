@@ -1,6 +1,7 @@
 //! Process start-up: shared state, one pinned executor per shard, the channel mesh, accept
 //! loops, maintenance, and graceful shutdown.
 
+use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::atomic::AtomicU64;
@@ -13,11 +14,13 @@ use glommio::{LocalExecutorBuilder, Placement};
 use shardline_auth::{CacheConfig, LoginGate, OffloadPool, Users, Verifier, VerifierConfig};
 use shardline_metrics::Metrics;
 use socket2::Socket;
-use tracing::{error, warn};
+use tracing::{error, info, warn};
 
 use crate::accept::{accept_loop, ClientSlots, SpareDescriptors};
+use crate::aof::{Aof, AppendFsync, AppendOnly};
 use crate::config::ServerConfig;
 use crate::forward::{serve_peer_requests, Peers, ShardRequest};
+use crate::keyspace::Db;
 use crate::shard::{InfoCounters, Shard, TaskQueues, EXPIRE_SWEEP_PERIOD};
 use crate::shutdown::Shutdown;
 use crate::tls::{build_acceptor, TlsFiles};
@@ -48,6 +51,20 @@ pub struct Shared {
     pub clients: ClientSlots,
     /// Descriptors held in reserve to refuse connections when descriptors run out.
     pub spare_fds: SpareDescriptors,
+    /// The first error that stopped a shard while starting (a corrupt log): the process
+    /// exits with it.
+    pub startup_error: std::sync::Mutex<Option<String>>,
+}
+
+impl Shared {
+    /// Records `message` as the reason the server stops, logs it and requests shutdown.
+    pub fn fail_start(&self, message: String) {
+        error!("{message}");
+        if let Ok(mut slot) = self.startup_error.lock() {
+            slot.get_or_insert(message);
+        }
+        self.shutdown.request();
+    }
 }
 
 /// Runs all shards until shutdown; returns when every shard has stopped.
@@ -100,6 +117,14 @@ pub fn run_shards(shared: Arc<Shared>, sockets: Vec<Socket>) -> Result<(), Strin
         if handle.join().is_err() {
             failed.push(index);
         }
+    }
+    if let Some(message) = shared_for_errors
+        .startup_error
+        .lock()
+        .ok()
+        .and_then(|mut slot| slot.take())
+    {
+        return Err(message);
     }
     if failed.is_empty() {
         Ok(())
@@ -181,11 +206,37 @@ async fn shard_main(
         config.max_concurrent_logins,
         Duration::from_millis(config.login_queue_timeout_ms),
     );
+    let mut db = Db::new();
+    let aof = match config.appendonly {
+        AppendOnly::No => None,
+        AppendOnly::Yes => {
+            let started = Instant::now();
+            match Aof::open(&config.data_dir, id, config.appendfsync, &mut db).await {
+                Ok(aof) => {
+                    info!(
+                        "shard {id}: replayed {} command(s) from {} ({} bytes) in {:?}: {} keys",
+                        aof.replayed.records,
+                        aof.path,
+                        aof.replayed.size,
+                        started.elapsed(),
+                        db.len()
+                    );
+                    Some(aof)
+                }
+                Err(err) => {
+                    shared.fail_start(format!("shard {id}: {err}"));
+                    // Serve peers until they stop, so none waits on this shard forever.
+                    senders.close();
+                    return;
+                }
+            }
+        }
+    };
     let shard = Rc::new(Shard {
         id,
         nr_shards: senders.nr_consumers(),
         shared: shared.clone(),
-        db: Default::default(),
+        db: RefCell::new(db),
         peers: Peers::new(senders),
         acceptor,
         verifier,
@@ -193,6 +244,13 @@ async fn shard_main(
         metrics,
         queues: TaskQueues::create(config.auth_shares),
         info: InfoCounters::default(),
+        aof,
+    });
+    let log_tasks = shard.aof.as_ref().map(|aof| {
+        let flusher = shard.spawn_main("aof-flush", aof.writer.clone().run_flusher());
+        let everysec = (config.appendfsync == AppendFsync::Everysec)
+            .then(|| shard.spawn_maintenance("aof-fsync", aof.writer.clone().run_everysec()));
+        (flusher, everysec)
     });
 
     let peer_server =
@@ -220,6 +278,24 @@ async fn shard_main(
     maintenance.cancel().await;
     shard.peers.close();
     peer_server.await;
+    if let (Some(aof), Some((flusher, everysec))) = (&shard.aof, log_tasks) {
+        aof.writer.flush().await;
+        let stats = aof.writer.take_stats();
+        info!(
+            "shard {}: {} closed: {} record(s), {} bytes written, {} fdatasync(s) covering {} \
+             record(s) in groups",
+            shard.id,
+            aof.path,
+            stats.records,
+            stats.bytes_written,
+            stats.fsyncs,
+            stats.records_synced
+        );
+        flusher.cancel().await;
+        if let Some(task) = everysec {
+            task.cancel().await;
+        }
+    }
 }
 
 async fn maintenance_loop(shard: Rc<Shard>) {
@@ -231,6 +307,9 @@ async fn maintenance_loop(shard: Rc<Shard>) {
         // Bounded work per step; continue while a step fills its budget and the quota allows.
         loop {
             let removed = shard.db.borrow_mut().sweep_expired(now, sweep_keys);
+            if let Some(aof) = &shard.aof {
+                aof.log_expired(&mut shard.db.borrow_mut());
+            }
             if removed < sweep_keys {
                 break;
             }

@@ -53,6 +53,14 @@ pub struct Db {
     scan_index: BTreeSet<(u64, Bytes)>,
     /// Keyed hash giving each key its fixed scan position.
     scan_hasher: RandomState,
+    /// Changes made so far (Redis's `server.dirty`): bumped by every mutating access, so a
+    /// caller can tell whether a write command changed anything (the append-only log records
+    /// only those). Conservative: a mutable access that changes nothing still counts.
+    dirty: u64,
+    /// Keys deleted because their deadline passed, since the last [`Db::take_expired`]; kept
+    /// only when [`Db::track_expired`] is on (the append-only log writes them as `DEL`, as
+    /// Redis propagates expirations).
+    expired: Option<Vec<Bytes>>,
 }
 
 /// The fixed 48-bit scan position of `key`.
@@ -99,6 +107,30 @@ impl Db {
         scan_pos(&self.scan_hasher, key)
     }
 
+    /// The number of mutating accesses so far (see the `dirty` field).
+    pub fn dirty(&self) -> u64 {
+        self.dirty
+    }
+
+    /// Starts (or stops) collecting the keys removed by expiry for [`Db::take_expired`].
+    pub fn track_expired(&mut self, on: bool) {
+        self.expired = on.then(Vec::new);
+    }
+
+    /// The keys removed by expiry since the last call, oldest first.
+    pub fn take_expired(&mut self) -> Vec<Bytes> {
+        self.expired
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// The stored value and deadline of `key` without expiring it (for the append-only log,
+    /// which writes the state a command left).
+    pub fn peek(&self, key: &[u8]) -> Option<(&Value, Option<u64>)> {
+        self.map.get(key).map(|e| (&e.value, e.expires_at))
+    }
+
     /// The live entry of `key`, deleting it first if it has expired.
     fn live(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
         match self.map.entry_ref(key) {
@@ -112,6 +144,9 @@ impl Db {
                     &k,
                     e.expires_at,
                 );
+                if let Some(expired) = &mut self.expired {
+                    expired.push(k);
+                }
                 None
             }
             EntryRef::Occupied(o) => Some(o.into_mut()),
@@ -127,6 +162,7 @@ impl Db {
     /// Mutable value of `key`. A caller that empties a collection must call
     /// [`Db::remove_if_empty`] afterwards.
     pub fn get_mut(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Value> {
+        self.dirty += 1;
         self.live(key, now_ms).map(|e| &mut e.value)
     }
 
@@ -143,6 +179,7 @@ impl Db {
     /// Stores `value` under `key` (Redis `setKey`): replaces any old value;
     /// the old TTL is kept only when `keep_ttl` and the old key is live.
     pub fn set(&mut self, key: &[u8], value: Value, keep_ttl: bool, now_ms: u64) {
+        self.dirty += 1;
         if let Some((k, e)) = self.map.get_key_value_mut(key) {
             let expired = e.is_expired(now_ms);
             e.value = value;
@@ -169,6 +206,7 @@ impl Db {
     pub fn remove(&mut self, key: &[u8], now_ms: u64) -> Option<Value> {
         let pos = self.scan_pos(key);
         let (k, e) = self.map.remove_entry(key)?;
+        self.dirty += 1;
         unindex(
             &mut self.expiry,
             &mut self.scan_index,
@@ -200,6 +238,7 @@ impl Db {
         let Some((k, e)) = self.map.get_key_value_mut(key) else {
             return false;
         };
+        self.dirty += 1;
         if let Some(old) = e.expires_at.replace(deadline_ms) {
             self.expiry.remove(&(old, k.clone()));
         }
@@ -215,12 +254,14 @@ impl Db {
         let Some(t) = e.expires_at.take() else {
             return false;
         };
+        self.dirty += 1;
         self.expiry.remove(&(t, Bytes::copy_from_slice(key)));
         true
     }
 
     /// Removes every key (FLUSHDB).
     pub fn flush(&mut self) {
+        self.dirty += 1;
         self.map.clear();
         self.expiry.clear();
         self.scan_index.clear();
@@ -296,7 +337,10 @@ impl Db {
             };
             let pos = self.scan_pos(&key);
             self.map.remove(&key);
-            self.scan_index.remove(&(pos, key));
+            self.scan_index.remove(&(pos, key.clone()));
+            if let Some(expired) = &mut self.expired {
+                expired.push(key);
+            }
             removed += 1;
         }
         removed

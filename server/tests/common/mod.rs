@@ -61,11 +61,38 @@ impl Server {
         })
     }
 
+    /// Starts `shardline` again in the data dir of an earlier server, whose users file (and
+    /// so `password`) it reuses.
+    pub fn restart_in(dir: tempfile::TempDir, args: &[&str], password: &str) -> Server {
+        let mut server = Self::start_inner(dir, args, |_| {}, false);
+        server.password = password.to_string();
+        server
+    }
+
+    /// Kills the server with SIGKILL (a crash: no shutdown work runs), waits for it and returns
+    /// its data dir.
+    pub fn kill9(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::mem::replace(&mut self.dir, tempfile::tempdir().expect("tempdir"))
+    }
+
     /// Starts `shardline` using `dir` as its data dir, after `configure` adjusted the command.
     fn start_configured(
         dir: tempfile::TempDir,
         args: &[&str],
         configure: impl FnOnce(&mut Command),
+    ) -> Server {
+        // A fresh data dir gets a generated user whose password is printed on stdout.
+        let expect_password = !args.contains(&"--users");
+        Self::start_inner(dir, args, configure, expect_password)
+    }
+
+    fn start_inner(
+        dir: tempfile::TempDir,
+        args: &[&str],
+        configure: impl FnOnce(&mut Command),
+        expect_password: bool,
     ) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_shardline"));
         command
@@ -100,8 +127,6 @@ impl Server {
         }
         let deadline = Instant::now() + START_TIMEOUT;
         let (mut addr, mut metrics_addr, mut password) = (None, None, String::new());
-        // A fresh data dir gets a generated user whose password is printed on stdout.
-        let expect_password = !args.contains(&"--users");
         while addr.is_none() || metrics_addr.is_none() || (expect_password && password.is_empty()) {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = match rx.recv_timeout(left) {
