@@ -17,7 +17,8 @@ use crate::aof::{AppendFsync, AppendOnly};
 /// Default `--max-hash-rounds`: a hash costing more than ~0.25 s is never paid at login.
 pub const DEFAULT_MAX_HASH_ROUNDS: u32 = 1_000_000;
 
-/// `shardline [OPTIONS]` runs the server; `shardline passwd USER` edits the users file.
+/// `shardline [OPTIONS]` runs the server; `shardline passwd USER` edits the users file;
+/// `shardline check-aof [--fix] FILE` checks an append-only log.
 #[derive(Debug, Parser)]
 #[command(
     name = "shardline",
@@ -57,6 +58,15 @@ pub enum Command {
         /// would refuse the whole users file at load.
         #[arg(long, env = "SHARDLINE_MAX_HASH_ROUNDS", default_value_t = DEFAULT_MAX_HASH_ROUNDS)]
         max_hash_rounds: u32,
+    },
+    /// Check an append-only log (as redis-check-aof): report the offset of the first bad
+    /// record; with --fix, truncate the file there.
+    CheckAof {
+        /// Truncate the file at the first bad record (everything from it on is lost).
+        #[arg(long)]
+        fix: bool,
+        /// The log, e.g. <data-dir>/appendonlydir/shard-0.aof.
+        file: PathBuf,
     },
 }
 

@@ -246,6 +246,9 @@ async fn shard_main(
         info: InfoCounters::default(),
         aof,
     });
+    if let Some(aof) = &shard.aof {
+        shard.metrics.aof_replayed(aof.replayed.records);
+    }
     let log_tasks = shard.aof.as_ref().map(|aof| {
         let flusher = shard.spawn_main("aof-flush", aof.writer.clone().run_flusher());
         let everysec = (config.appendfsync == AppendFsync::Everysec)

@@ -6,12 +6,11 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{resp_reply_len, start_failure, RawClient, Server};
+use common::{aof_path as shard_log, login_plain as login, resp_reply_len, start_failure, Server};
 
 const SMP2: &[&str] = &["--tls", "off", "--smp", "2"];
 
@@ -19,19 +18,6 @@ fn args(fsync: &str) -> Vec<&str> {
     let mut args = SMP2.to_vec();
     args.extend(["--appendfsync", fsync]);
     args
-}
-
-fn login(server: &Server) -> RawClient {
-    let mut client = RawClient::plain(server.addr);
-    client.roundtrip(
-        &[b"AUTH", b"default", server.password.as_bytes()],
-        b"+OK\r\n",
-    );
-    client
-}
-
-fn shard_log(server_dir: &std::path::Path, shard: usize) -> PathBuf {
-    server_dir.join(format!("appendonlydir/shard-{shard}.aof"))
 }
 
 /// A plain connection whose failures are values: the crash test's client must survive the
@@ -388,10 +374,11 @@ fn corrupt_record_before_the_end_refuses_to_start_with_file_and_offset() {
         path.display()
     );
     assert!(stderr.contains(&at), "no {at:?} in:\n{stderr}");
-    assert!(
-        stderr.contains(&format!("truncate -s {record}")),
-        "{stderr}"
+    let hint = format!(
+        "`shardline check-aof --fix {}` (it truncates the file at {record})",
+        path.display()
     );
+    assert!(stderr.contains(&hint), "{stderr}");
     // Nothing was changed: the bytes are as left.
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
 }

@@ -7,6 +7,7 @@
 //! `<data-dir>/appendonlydir/shards` records the shard count the logs were written with: keys
 //! are placed by owner shard, so a start with another `--smp` is refused.
 
+pub mod check;
 pub mod propagate;
 pub mod record;
 pub mod replay;

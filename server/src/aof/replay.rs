@@ -41,92 +41,123 @@ pub struct Fault {
     pub message: String,
 }
 
-/// Walks the records of `file` in order, calling `apply` on each complete command outside a
-/// transaction and on each whole transaction (its commands without MULTI/EXEC). Returns the
-/// count of records and the offset after the last complete one, or the first fault.
-pub async fn scan(
-    file: &BufferedFile,
-    mut apply: impl FnMut(&[Vec<Bytes>]) -> Result<(), String>,
-) -> Result<(u64, u64), Fault> {
-    let mut buf: Vec<u8> = Vec::new();
-    let mut buf_start = 0u64; // file offset of buf[0]
-    let mut eof = false;
-    let mut records = 0u64;
-    let mut multi: Option<(u64, Vec<Vec<Bytes>>)> = None;
-    let mut committed = 0u64; // offset after the last applied command or EXEC
-    let mut pos = 0usize; // in buf
-    loop {
-        match decode(&buf[pos..]) {
-            Ok((args, len)) => {
-                let offset = buf_start + pos as u64;
-                pos += len;
-                records += 1;
-                let name = args[0].to_ascii_lowercase();
-                match (name.as_slice(), &mut multi) {
-                    (b"multi", None) => multi = Some((offset, Vec::new())),
-                    (b"exec", Some(_)) => {
-                        if let Some((start, queued)) = multi.take() {
-                            apply(&queued).map_err(|message| Fault {
-                                offset: start,
-                                truncated: false,
-                                message,
-                            })?;
-                        }
-                        committed = buf_start + pos as u64;
-                    }
-                    (b"multi" | b"exec", _) => {
-                        return Err(Fault {
-                            offset,
-                            truncated: false,
-                            message: "MULTI/EXEC out of order".into(),
-                        })
-                    }
-                    (_, Some((_, queued))) => queued.push(args),
-                    (_, None) => {
-                        apply(&[args]).map_err(|message| Fault {
-                            offset,
+/// The record walk shared by replay and `shardline check-aof`: fed the file's bytes in
+/// order, it hands each complete command outside a transaction, and each whole transaction
+/// (its commands without MULTI/EXEC), to an `apply` callback.
+#[derive(Default)]
+pub struct Scanner {
+    /// Records decoded (MULTI and EXEC included).
+    pub records: u64,
+    /// Offset after the last applied command or EXEC: the valid length so far.
+    pub committed: u64,
+    multi: Option<(u64, Vec<Vec<Bytes>>)>,
+}
+
+/// The callback a [`Scanner`] applies commands with; an error is a fault at that record.
+pub type Apply<'a> = dyn FnMut(&[Vec<Bytes>]) -> Result<(), String> + 'a;
+
+impl Scanner {
+    /// Consumes the complete records at the front of `buf` (which starts at file offset
+    /// `base`) and returns how many bytes they took; a record cut short is left unconsumed.
+    pub fn feed(&mut self, buf: &[u8], base: u64, apply: &mut Apply<'_>) -> Result<usize, Fault> {
+        let mut pos = 0;
+        loop {
+            let offset = base + pos as u64;
+            let fault = |message: String| Fault {
+                offset,
+                truncated: false,
+                message,
+            };
+            let (args, len) = match decode(&buf[pos..]) {
+                Ok(record) => record,
+                Err(DecodeError::Truncated) => return Ok(pos),
+                Err(DecodeError::Invalid(expected)) => {
+                    return Err(fault(format!("bad record: expected {expected}")))
+                }
+            };
+            pos += len;
+            self.records += 1;
+            let name = args[0].to_ascii_lowercase();
+            match (name.as_slice(), self.multi.is_some()) {
+                (b"multi", false) => self.multi = Some((offset, Vec::new())),
+                (b"exec", true) => {
+                    if let Some((start, queued)) = self.multi.take() {
+                        apply(&queued).map_err(|message| Fault {
+                            offset: start,
                             truncated: false,
                             message,
                         })?;
-                        committed = buf_start + pos as u64;
+                    }
+                    self.committed = base + pos as u64;
+                }
+                (b"multi" | b"exec", _) => return Err(fault("MULTI/EXEC out of order".into())),
+                (_, true) => {
+                    if let Some((_, queued)) = &mut self.multi {
+                        queued.push(args);
                     }
                 }
-            }
-            Err(DecodeError::Truncated) if !eof => {
-                buf.drain(..pos);
-                buf_start += pos as u64;
-                pos = 0;
-                let read = file
-                    .read_at(buf_start + buf.len() as u64, READ_CHUNK)
-                    .await
-                    .map_err(|err| Fault {
-                        offset: buf_start + buf.len() as u64,
-                        truncated: false,
-                        message: format!("read failed: {err}"),
-                    })?;
-                eof = read.is_empty();
-                buf.extend_from_slice(&read);
-            }
-            Err(DecodeError::Truncated) => {
-                if pos == buf.len() && multi.is_none() {
-                    return Ok((records, committed));
+                (_, false) => {
+                    apply(&[args]).map_err(fault)?;
+                    self.committed = base + pos as u64;
                 }
-                let offset = multi.map_or(buf_start + pos as u64, |(start, _)| start);
-                return Err(Fault {
-                    offset,
-                    truncated: true,
-                    message: "the file ends inside a record or a transaction".into(),
-                });
-            }
-            Err(DecodeError::Invalid(expected)) => {
-                return Err(Fault {
-                    offset: buf_start + pos as u64,
-                    truncated: false,
-                    message: format!("bad record: expected {expected}"),
-                })
             }
         }
     }
+
+    /// Ends the walk at end of file, `size` bytes: the valid length, or a truncation fault
+    /// when the file ends inside a record or a transaction.
+    pub fn finish(self, size: u64) -> Result<u64, Fault> {
+        if self.committed == size {
+            return Ok(size);
+        }
+        Err(Fault {
+            offset: self.committed,
+            truncated: true,
+            message: "the file ends inside a record or a transaction".into(),
+        })
+    }
+}
+
+/// Walks every record of `file` with a [`Scanner`], reading through io_uring; returns the
+/// valid length of the file or the first fault.
+pub async fn scan(file: &BufferedFile, apply: &mut Apply<'_>) -> Result<u64, Fault> {
+    let mut scanner = Scanner::default();
+    let mut buf: Vec<u8> = Vec::new();
+    let mut base = 0u64; // file offset of buf[0]
+    loop {
+        let at = base + buf.len() as u64;
+        let read = file.read_at(at, READ_CHUNK).await.map_err(|err| Fault {
+            offset: at,
+            truncated: false,
+            message: format!("read failed: {err}"),
+        })?;
+        if read.is_empty() {
+            return scanner.finish(at);
+        }
+        buf.extend_from_slice(&read);
+        let used = scanner.feed(&buf, base, apply)?;
+        buf.drain(..used);
+        base += used as u64;
+    }
+}
+
+/// Walks the records of `bytes` (a whole log in memory: `shardline check-aof`) without
+/// applying them; returns the valid length or the first fault.
+pub fn check(bytes: &[u8]) -> Result<u64, Fault> {
+    let mut scanner = Scanner::default();
+    scanner.feed(bytes, 0, &mut |commands| {
+        for args in commands {
+            if lookup(&args[0]).is_none() {
+                return Err(unknown(&args[0]));
+            }
+        }
+        Ok(())
+    })?;
+    scanner.finish(bytes.len() as u64)
+}
+
+fn unknown(name: &[u8]) -> String {
+    format!("unknown command '{}'", String::from_utf8_lossy(name))
 }
 
 /// Applies one command (or one transaction's commands) to `db` with expiry suspended. An
@@ -135,10 +166,7 @@ pub async fn scan(
 pub fn apply(db: &mut Db, commands: &[Vec<Bytes>]) -> Result<(), String> {
     for args in commands {
         if lookup(&args[0]).is_none() {
-            return Err(format!(
-                "unknown command '{}'",
-                String::from_utf8_lossy(&args[0])
-            ));
+            return Err(unknown(&args[0]));
         }
     }
     for args in commands {
@@ -158,13 +186,12 @@ pub async fn replay(file: &BufferedFile, path: &str, db: &mut Db) -> Result<Repl
         .await
         .map_err(|err| format!("{path}: {err}"))?;
     let mut records = 0;
-    match scan(file, |commands| {
+    let mut apply_counted = |commands: &[Vec<Bytes>]| {
         records += commands.len() as u64;
         apply(db, commands)
-    })
-    .await
-    {
-        Ok((_, end)) => Ok(Replayed {
+    };
+    match scan(file, &mut apply_counted).await {
+        Ok(end) => Ok(Replayed {
             records,
             size: end,
             truncated: 0,
@@ -188,8 +215,8 @@ pub async fn replay(file: &BufferedFile, path: &str, db: &mut Db) -> Result<Repl
         }
         Err(fault) => Err(format!(
             "{path}:{}: {}. The log is corrupt before its end: refusing to start. To start \
-             anyway, losing every record from that offset on, truncate the file there \
-             (`truncate -s {} {path}`) after keeping a copy",
+             anyway, losing every record from that offset on, keep a copy and run \
+             `shardline check-aof --fix {path}` (it truncates the file at {})",
             fault.offset, fault.message, fault.offset,
         )),
     }

@@ -149,6 +149,16 @@ impl LogWriter {
         self.size.get() + self.buf.borrow().len() as u64
     }
 
+    /// Bytes appended but not yet handed to the file (INFO `aof_buffer_length`).
+    pub fn buffered(&self) -> u64 {
+        self.buf.borrow().len() as u64
+    }
+
+    /// Records appended since start (INFO `rdb_changes_since_last_save`).
+    pub fn appended(&self) -> u64 {
+        self.appended.get()
+    }
+
     /// Whether the last write or fdatasync failed.
     pub fn write_failed(&self) -> bool {
         self.write_failed.get()

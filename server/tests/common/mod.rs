@@ -564,3 +564,18 @@ pub fn wait_for(mut condition: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// Connects over plain TCP (`--tls off`) and logs in as `default`.
+pub fn login_plain(server: &Server) -> RawClient {
+    let mut client = RawClient::plain(server.addr);
+    client.roundtrip(
+        &[b"AUTH", b"default", server.password.as_bytes()],
+        b"+OK\r\n",
+    );
+    client
+}
+
+/// The append-only log of shard `shard` in data dir `dir`.
+pub fn aof_path(dir: &Path, shard: usize) -> PathBuf {
+    dir.join(format!("appendonlydir/shard-{shard}.aof"))
+}

@@ -1,5 +1,5 @@
-//! INFO [section …]: server, clients, stats, keyspace (Redis 7 field names), gathered from
-//! every shard.
+//! INFO [section …]: server, clients, stats, persistence, keyspace (Redis 7 field names),
+//! gathered from every shard.
 
 use std::rc::Rc;
 
@@ -18,9 +18,21 @@ struct ShardFigures {
     connected_clients: i64,
     commands_processed: i64,
     rejected_connections: i64,
+    aof_current_size: i64,
+    aof_base_size: i64,
+    aof_buffer_length: i64,
+    aof_write_failed: i64,
+    aof_changes: i64,
 }
 
-/// Renders the requested sections (`default`/`all`/`everything` or none = all four).
+/// LASTSAVE and INFO `rdb_last_save_time`: the Unix time (s) the keyspace was last known
+/// whole on disk — the start, when every shard's log was replayed (no rewrite exists yet).
+pub fn last_save_unix(shard: &Shard) -> i64 {
+    let now = crate::shard::unix_time_ms() / 1000;
+    now.saturating_sub(shard.shared.started.elapsed().as_secs()) as i64
+}
+
+/// Renders the requested sections (`default`/`all`/`everything` or none = all five).
 pub async fn info(shard: &Rc<Shard>, _session: &Session, args: &[Bytes]) -> Frame {
     let wanted: Vec<String> = args[1..]
         .iter()
@@ -42,6 +54,11 @@ pub async fn info(shard: &Rc<Shard>, _session: &Session, args: &[Bytes]) -> Fram
             connected_clients: acc.connected_clients + f.connected_clients,
             commands_processed: acc.commands_processed + f.commands_processed,
             rejected_connections: acc.rejected_connections + f.rejected_connections,
+            aof_current_size: acc.aof_current_size + f.aof_current_size,
+            aof_base_size: acc.aof_base_size + f.aof_base_size,
+            aof_buffer_length: acc.aof_buffer_length + f.aof_buffer_length,
+            aof_write_failed: acc.aof_write_failed + f.aof_write_failed,
+            aof_changes: acc.aof_changes + f.aof_changes,
         });
     let shared = &shard.shared;
     let mut text = String::new();
@@ -77,6 +94,9 @@ pub async fn info(shard: &Rc<Shard>, _session: &Session, args: &[Bytes]) -> Fram
             total.connections_received, total.commands_processed, total.rejected_connections
         ));
     }
+    if want("persistence") {
+        persistence(&mut text, shard, &total);
+    }
     if want("keyspace") {
         text.push_str("# Keyspace\r\n");
         if total.keys > 0 {
@@ -95,6 +115,33 @@ pub async fn info(shard: &Rc<Shard>, _session: &Session, args: &[Bytes]) -> Fram
     }
 }
 
+/// `# Persistence` with Redis 7's field names; sizes are summed over the shards' logs. No
+/// rewrite exists yet, so its fields say so (`-1` times, none in progress).
+fn persistence(text: &mut String, shard: &Shard, total: &ShardFigures) {
+    let enabled = shard.aof.is_some();
+    let status = |failed: bool| if failed { "err" } else { "ok" };
+    text.push_str(&format!(
+        "# Persistence\r\nloading:0\r\nasync_loading:0\r\n\
+         rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\n\
+         rdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\n\
+         aof_enabled:{}\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n\
+         aof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\n\
+         aof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_last_write_status:{}\r\n",
+        total.aof_changes,
+        last_save_unix(shard),
+        i32::from(enabled),
+        status(total.aof_write_failed > 0),
+    ));
+    if enabled {
+        text.push_str(&format!(
+            "aof_current_size:{}\r\naof_base_size:{}\r\naof_pending_rewrite:0\r\n\
+             aof_buffer_length:{}\r\naof_pending_bio_fsync:0\r\naof_delayed_fsync:0\r\n",
+            total.aof_current_size, total.aof_base_size, total.aof_buffer_length
+        ));
+    }
+    text.push_str("\r\n");
+}
+
 async fn gather(shard: &Rc<Shard>) -> Vec<ShardFigures> {
     let replies = shard
         .run_on_all(|| {
@@ -109,6 +156,13 @@ async fn gather(shard: &Rc<Shard>) -> Vec<ShardFigures> {
                         info.connected_clients.get() as i64,
                         info.commands_processed.get() as i64,
                         info.rejected_connections.get() as i64,
+                        s.aof.as_ref().map_or(0, |a| a.writer.current_size() as i64),
+                        s.aof.as_ref().map_or(0, |a| a.replayed.size as i64),
+                        s.aof.as_ref().map_or(0, |a| a.writer.buffered() as i64),
+                        s.aof
+                            .as_ref()
+                            .map_or(0, |a| i64::from(a.writer.write_failed())),
+                        s.aof.as_ref().map_or(0, |a| a.writer.appended() as i64),
                     ]
                     .into_iter()
                     .map(Frame::Integer)
@@ -120,7 +174,7 @@ async fn gather(shard: &Rc<Shard>) -> Vec<ShardFigures> {
     replies
         .into_iter()
         .map(|frame| {
-            let mut v = [0i64; 6];
+            let mut v = [0i64; 11];
             if let Frame::Array(items) = frame {
                 for (slot, item) in v.iter_mut().zip(items) {
                     if let Frame::Integer(n) = item {
@@ -135,6 +189,11 @@ async fn gather(shard: &Rc<Shard>) -> Vec<ShardFigures> {
                 connected_clients: v[3],
                 commands_processed: v[4],
                 rejected_connections: v[5],
+                aof_current_size: v[6],
+                aof_base_size: v[7],
+                aof_buffer_length: v[8],
+                aof_write_failed: v[9],
+                aof_changes: v[10],
             }
         })
         .collect()

@@ -63,6 +63,7 @@ pub async fn execute(
         },
         "client" => client::client(shard, session, &args),
         "info" => info::info(shard, session, &args).await,
+        "lastsave" => Frame::Integer(info::last_save_unix(shard)),
         "config" => config_get::config(shard, &args),
         "command" => command_info::command(&args),
         "debug" => admin::debug(shard, &args),
