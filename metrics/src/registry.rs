@@ -90,6 +90,8 @@ pub(crate) struct Families {
     pub(crate) aof_fsynced_records: IntCounterVec,
     pub(crate) aof_size: IntGaugeVec,
     pub(crate) aof_replayed_records: IntGaugeVec,
+    pub(crate) aof_rewrite_duration: HistogramVec,
+    pub(crate) aof_rewrite_failures: IntCounterVec,
 }
 
 /// Builds and registers families in one registry.
@@ -362,6 +364,17 @@ impl Families {
             aof_replayed_records: b.int_gauge(
                 "aof_replayed_records",
                 "Commands replayed from the shard's append-only log at start.",
+                SHARD,
+            )?,
+            aof_rewrite_duration: b.histogram(
+                "aof_rewrite_duration_seconds",
+                "Duration of each successful rewrite of the shard's append-only log, in seconds.",
+                SHARD,
+                (0..=16).map(|i| 0.001 * f64::from(1u32 << i)).collect(),
+            )?,
+            aof_rewrite_failures: b.int_counter(
+                "aof_rewrite_failures_total",
+                "Rewrites of the shard's append-only log that failed or were abandoned.",
                 SHARD,
             )?,
             registry,

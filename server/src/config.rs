@@ -129,6 +129,18 @@ pub struct ServerConfig {
     /// `no` (the OS decides).
     #[arg(long, env = "SHARDLINE_APPENDFSYNC", value_enum, default_value_t = AppendFsync::Everysec)]
     pub appendfsync: AppendFsync,
+    /// Rewrite a shard's log when it has grown by this many percent over its size after the
+    /// last rewrite (or at start) — Redis's `auto-aof-rewrite-percentage`; 0 disables.
+    #[arg(
+        long,
+        env = "SHARDLINE_AUTO_AOF_REWRITE_PERCENTAGE",
+        default_value_t = 100
+    )]
+    pub auto_aof_rewrite_percentage: u64,
+    /// ... and is at least this big (Redis's `auto-aof-rewrite-min-size`; units as Redis:
+    /// `64mb` = 64 × 1024², `k`, `kb`, `m`, `g`, `gb`).
+    #[arg(long, env = "SHARDLINE_AUTO_AOF_REWRITE_MIN_SIZE", default_value = "64mb", value_parser = memory_size)]
+    pub auto_aof_rewrite_min_size: u64,
     /// How a SHA-512-crypt verification is paid: `inline` (on the shard, stalls), `yield` (on
     /// the shard, yielding whenever the task quota is used up), `offload` (hashing threads).
     #[arg(long, env = "SHARDLINE_HASH_MODE", default_value_t = HashMode::Yield)]
@@ -251,6 +263,12 @@ impl ServerConfig {
 }
 
 /// A `usize` flag that must be at least `min` (clap reports "N is not in MIN..").
+/// A size with Redis's units (`64mb`), in bytes.
+fn memory_size(text: &str) -> Result<u64, String> {
+    crate::connection::parse_memory(text)
+        .ok_or_else(|| format!("expected a size such as 64mb, 1gb or 4096, got {text:?}"))
+}
+
 fn at_least(min: u64) -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::new().range(min..)
 }

@@ -318,6 +318,7 @@ async fn maintenance_loop(shard: Rc<Shard>) {
             }
             glommio::yield_if_needed().await;
         }
+        crate::aof::rewrite::maybe_start(&shard);
         if last_tick.elapsed() >= Duration::from_secs(1) {
             last_tick = Instant::now();
             crate::stats::collect(&shard);

@@ -24,7 +24,7 @@ pub fn collect(shard: &Shard) {
                 bytes_written: stats.bytes_written,
                 records_synced: stats.records_synced,
             },
-            aof.writer.current_size(),
+            aof.current_size(),
             &stats.fsync_latencies_us,
         );
     }

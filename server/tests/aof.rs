@@ -4,13 +4,13 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Write;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{aof_path as shard_log, login_plain as login, resp_reply_len, start_failure, Server};
+use common::{aof_path as shard_log, login_plain as login, start_failure, CrashClient, Server};
 
 const SMP2: &[&str] = &["--tls", "off", "--smp", "2"];
 
@@ -18,47 +18,6 @@ fn args(fsync: &str) -> Vec<&str> {
     let mut args = SMP2.to_vec();
     args.extend(["--appendfsync", fsync]);
     args
-}
-
-/// A plain connection whose failures are values: the crash test's client must survive the
-/// server's death mid-request.
-struct Conn {
-    stream: TcpStream,
-    pending: Vec<u8>,
-}
-
-impl Conn {
-    fn open(addr: SocketAddr, password: &str) -> Option<Conn> {
-        let stream = TcpStream::connect(addr).ok()?;
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .ok()?;
-        let mut conn = Conn {
-            stream,
-            pending: Vec::new(),
-        };
-        (conn.call(&[b"AUTH", b"default", password.as_bytes()])? == b"+OK\r\n").then_some(conn)
-    }
-
-    fn call(&mut self, args: &[&[u8]]) -> Option<Vec<u8>> {
-        let mut out = format!("*{}\r\n", args.len()).into_bytes();
-        for arg in args {
-            out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-            out.extend_from_slice(arg);
-            out.extend_from_slice(b"\r\n");
-        }
-        self.stream.write_all(&out).ok()?;
-        loop {
-            if let Some(end) = resp_reply_len(&self.pending) {
-                return Some(self.pending.drain(..end).collect());
-            }
-            let mut chunk = [0u8; 4096];
-            match self.stream.read(&mut chunk) {
-                Ok(0) | Err(_) => return None,
-                Ok(n) => self.pending.extend_from_slice(&chunk[..n]),
-            }
-        }
-    }
 }
 
 fn int_reply(reply: &[u8]) -> i64 {
@@ -96,7 +55,7 @@ enum Op {
 
 /// Runs writes until the connection fails; returns the write in flight then (if any).
 fn load(addr: SocketAddr, password: &str, state: &mut Expected, stop: &AtomicBool) -> Option<Op> {
-    let mut conn = Conn::open(addr, password)?;
+    let mut conn = CrashClient::open(addr, password)?;
     let mut i = 0usize;
     while !stop.load(Ordering::Relaxed) {
         let slot = i % SLOTS;
@@ -157,7 +116,7 @@ fn load(addr: SocketAddr, password: &str, state: &mut Expected, stop: &AtomicBoo
 /// Compares the restarted server with what was acknowledged; returns how many acknowledged
 /// writes are missing (0 is required under `always`) and adopts the server's state.
 fn verify(server: &Server, state: &mut Expected, in_flight: Option<Op>) -> i64 {
-    let mut conn = Conn::open(server.addr, &server.password).expect("connect after restart");
+    let mut conn = CrashClient::open(server.addr, &server.password).expect("connect after restart");
     let mut lost = 0;
     let mut check = |name: &str, acked: &mut i64, got: i64, flight: bool| {
         assert!(

@@ -177,10 +177,16 @@ pub fn apply(db: &mut Db, commands: &[Vec<Bytes>]) -> Result<(), String> {
     Ok(())
 }
 
-/// Replays `file` (at `path`, for messages) into `db`; cuts off a truncated tail.
+/// Replays `file` (at `path`, for messages) into `db`; cuts off a truncated tail when
+/// `cut_truncated` (an incremental file; a base file is written whole before use).
 ///
 /// Errors: a one-line `path:offset: what` for a fault other than a truncated tail.
-pub async fn replay(file: &BufferedFile, path: &str, db: &mut Db) -> Result<Replayed, String> {
+pub async fn replay(
+    file: &BufferedFile,
+    path: &str,
+    db: &mut Db,
+    cut_truncated: bool,
+) -> Result<Replayed, String> {
     let size = file
         .file_size()
         .await
@@ -196,7 +202,7 @@ pub async fn replay(file: &BufferedFile, path: &str, db: &mut Db) -> Result<Repl
             size: end,
             truncated: 0,
         }),
-        Err(fault) if fault.truncated => {
+        Err(fault) if fault.truncated && cut_truncated => {
             warn!(
                 "{path}:{}: {}; cutting off the last {} byte(s) (the incomplete last write of \
                  a crash) and continuing",

@@ -23,8 +23,14 @@ pub type Release = Box<dyn FnOnce()>;
 
 /// One shard's open log and the records not yet written to it.
 pub struct LogWriter {
-    file: BufferedFile,
-    path: String,
+    file: RefCell<Rc<BufferedFile>>,
+    path: RefCell<String>,
+    /// One group write (and file switch) at a time: the flusher, a shutdown flush and a
+    /// rewrite's switch take turns.
+    lock: glommio::sync::Semaphore,
+    /// A switch to a new incremental file: (bytes of the buffer that still belong to the
+    /// current file, the new file, its path). Set by a rewrite; done by the next group write.
+    rotation: RefCell<Option<(usize, BufferedFile, String)>>,
     fsync: AppendFsync,
     buf: RefCell<Vec<u8>>,
     /// Records appended since start (sequence numbers are 1-based).
@@ -62,8 +68,10 @@ impl LogWriter {
     /// A writer appending to `file`, whose current size is `size` bytes.
     pub fn new(file: BufferedFile, path: String, size: u64, fsync: AppendFsync) -> Rc<Self> {
         Rc::new(Self {
-            file,
-            path,
+            file: RefCell::new(Rc::new(file)),
+            path: RefCell::new(path),
+            lock: glommio::sync::Semaphore::new(1),
+            rotation: RefCell::new(None),
             fsync,
             buf: RefCell::new(Vec::with_capacity(64 << 10)),
             appended: Cell::new(0),
@@ -144,7 +152,30 @@ impl LogWriter {
         }
     }
 
-    /// Bytes in the file plus bytes buffered (INFO `aof_current_size`).
+    /// From now on, records go to `file` (a new, empty incremental log at `path`): those
+    /// appended before this call still go to the current file, which is fdatasync'ed before
+    /// the switch. Called in the same synchronous step as the keyspace snapshot starts.
+    pub fn rotate(&self, file: BufferedFile, path: String) {
+        let at = self.buf.borrow().len();
+        *self.rotation.borrow_mut() = Some((at, file, path));
+        if let Some(waker) = self.flusher.take() {
+            waker.wake();
+        }
+    }
+
+    /// Waits until a switch asked by [`Self::rotate`] is done.
+    pub async fn rotated(&self) {
+        while self.rotation.borrow().is_some() {
+            self.write_group(self.fsync == AppendFsync::Always).await;
+        }
+    }
+
+    /// Path of the file records are appended to now.
+    pub fn path(&self) -> String {
+        self.path.borrow().clone()
+    }
+
+    /// Bytes in the current file plus bytes buffered.
     pub fn current_size(&self) -> u64 {
         self.size.get() + self.buf.borrow().len() as u64
     }
@@ -177,7 +208,7 @@ impl LogWriter {
     pub async fn run_flusher(self: Rc<Self>) {
         loop {
             poll_fn(|cx| {
-                if self.buf.borrow().is_empty() {
+                if self.buf.borrow().is_empty() && self.rotation.borrow().is_none() {
                     self.flusher.set(Some(cx.waker().clone()));
                     Poll::Pending
                 } else {
@@ -205,7 +236,7 @@ impl LogWriter {
 
     /// Writes and fdatasyncs everything appended so far (shutdown; `SAVE`).
     pub async fn flush(&self) {
-        while !self.buf.borrow().is_empty() {
+        while !self.buf.borrow().is_empty() || self.rotation.borrow().is_some() {
             self.write_group(true).await;
         }
         if self.synced.get() < self.written.get() {
@@ -217,9 +248,22 @@ impl LogWriter {
     }
 
     async fn write_group(&self, sync: bool) {
-        let data = std::mem::take(&mut *self.buf.borrow_mut());
+        let Ok(_turn) = self.lock.acquire_permit(1).await else {
+            return;
+        };
+        let mut data = std::mem::take(&mut *self.buf.borrow_mut());
         let upto = self.appended.get();
         let len = data.len() as u64;
+        let rotation = self.rotation.borrow_mut().take();
+        if let Some((at, file, path)) = rotation {
+            let rest = data.split_off(at.min(data.len()));
+            self.write_all(data).await;
+            while !self.sync().await {}
+            *self.file.borrow_mut() = Rc::new(file);
+            *self.path.borrow_mut() = path;
+            self.size.set(0);
+            data = rest;
+        }
         self.write_all(data).await;
         self.written.set(upto);
         self.stats.borrow_mut().bytes_written += len;
@@ -250,7 +294,8 @@ impl LogWriter {
         let mut done = 0;
         while done < data.len() {
             let pos = self.size.get();
-            match self.file.write_at(data[done..].to_vec(), pos).await {
+            let file = self.file.borrow().clone();
+            match file.write_at(data[done..].to_vec(), pos).await {
                 Ok(n) if n > 0 => {
                     done += n;
                     self.size.set(pos + n as u64);
@@ -264,7 +309,8 @@ impl LogWriter {
 
     async fn sync(&self) -> bool {
         let started = Instant::now();
-        match self.file.fdatasync().await {
+        let file = self.file.borrow().clone();
+        match file.fdatasync().await {
             Ok(()) => {
                 let mut stats = self.stats.borrow_mut();
                 stats.fsyncs += 1;
@@ -285,7 +331,7 @@ impl LogWriter {
             error!(
                 "append-only log {}: {what}; retrying every second (replies of writes with \
                  appendfsync always wait)",
-                self.path
+                self.path.borrow()
             );
         }
         glommio::timer::sleep(Duration::from_secs(1)).await;

@@ -10,6 +10,7 @@ use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
 
 use super::glob::string_match;
+use super::snapshot::{dump_entry, Snapshot};
 use super::value::Value;
 
 /// Bits of a local SCAN cursor; the 16 bits above are free for the caller to
@@ -61,6 +62,8 @@ pub struct Db {
     /// only when [`Db::track_expired`] is on (the append-only log writes them as `DEL`, as
     /// Redis propagates expirations).
     expired: Option<Vec<Bytes>>,
+    /// A point-in-time dump in progress (the append-only log's rewrite).
+    snapshot: Option<Snapshot>,
 }
 
 /// The fixed 48-bit scan position of `key`.
@@ -131,8 +134,78 @@ impl Db {
         self.map.get(key).map(|e| (&e.value, e.expires_at))
     }
 
+    /// Before `key` changes: a dump in progress that has not visited it yet dumps its value
+    /// as it was now (or, for a key not there, just marks it done).
+    fn before_change(&mut self, key: &[u8]) {
+        let Some(snapshot) = &mut self.snapshot else {
+            return;
+        };
+        let pos = scan_pos(&self.scan_hasher, key);
+        if snapshot.visited(pos, key) || snapshot.done_ahead.contains(key) {
+            return;
+        }
+        if let Some(e) = self.map.get(key) {
+            dump_entry(&mut snapshot.out, key, &e.value, e.expires_at);
+        }
+        snapshot.done_ahead.insert(Bytes::copy_from_slice(key));
+    }
+
+    /// Starts a point-in-time dump of the keyspace as it is now (see
+    /// [`crate::keyspace::snapshot`]); replaces one in progress.
+    pub fn start_snapshot(&mut self) {
+        self.snapshot = Some(Snapshot::default());
+    }
+
+    /// Visits up to `max_keys` more keys of the dump started by [`Db::start_snapshot`] and
+    /// returns the records dumped since the last call, and whether the dump is complete.
+    ///
+    /// Errors: the dump was abandoned (a FLUSHALL/FLUSHDB ran) or none is in progress.
+    pub fn snapshot_step(&mut self, max_keys: usize) -> Result<(Vec<u8>, bool), &'static str> {
+        let Some(snapshot) = &mut self.snapshot else {
+            return Err("no dump in progress");
+        };
+        if snapshot.aborted {
+            self.snapshot = None;
+            return Err("FLUSHALL/FLUSHDB ran during the rewrite");
+        }
+        let range = match &snapshot.last {
+            None => self.scan_index.range(..),
+            Some(last) => self.scan_index.range((
+                std::ops::Bound::Excluded(last.clone()),
+                std::ops::Bound::Unbounded,
+            )),
+        };
+        let mut visited = 0;
+        let mut last = None;
+        for (pos, key) in range.take(max_keys) {
+            visited += 1;
+            last = Some((*pos, key.clone()));
+            if snapshot.done_ahead.remove(key) {
+                continue;
+            }
+            if let Some(e) = self.map.get(key) {
+                dump_entry(&mut snapshot.out, key, &e.value, e.expires_at);
+            }
+        }
+        let out = std::mem::take(&mut snapshot.out);
+        if visited < max_keys {
+            self.snapshot = None;
+            return Ok((out, true));
+        }
+        snapshot.last = last;
+        Ok((out, false))
+    }
+
+    /// Abandons a dump in progress.
+    pub fn stop_snapshot(&mut self) {
+        self.snapshot = None;
+    }
+
     /// The live entry of `key`, deleting it first if it has expired.
     fn live(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
+        if self.snapshot.is_some() && self.map.get(key).is_some_and(|e| e.is_expired(now_ms)) {
+            self.before_change(key);
+        }
         match self.map.entry_ref(key) {
             EntryRef::Occupied(o) if o.get().is_expired(now_ms) => {
                 let (k, e) = o.remove_entry();
@@ -163,6 +236,7 @@ impl Db {
     /// [`Db::remove_if_empty`] afterwards.
     pub fn get_mut(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Value> {
         self.dirty += 1;
+        self.before_change(key);
         self.live(key, now_ms).map(|e| &mut e.value)
     }
 
@@ -180,6 +254,7 @@ impl Db {
     /// the old TTL is kept only when `keep_ttl` and the old key is live.
     pub fn set(&mut self, key: &[u8], value: Value, keep_ttl: bool, now_ms: u64) {
         self.dirty += 1;
+        self.before_change(key);
         if let Some((k, e)) = self.map.get_key_value_mut(key) {
             let expired = e.is_expired(now_ms);
             e.value = value;
@@ -204,6 +279,7 @@ impl Db {
 
     /// Removes `key`, returning its value (`None` if missing or expired).
     pub fn remove(&mut self, key: &[u8], now_ms: u64) -> Option<Value> {
+        self.before_change(key);
         let pos = self.scan_pos(key);
         let (k, e) = self.map.remove_entry(key)?;
         self.dirty += 1;
@@ -235,6 +311,7 @@ impl Db {
     /// Sets the absolute deadline (unix ms) of an existing key; `false` if
     /// the key does not exist. Does not check whether it is already past.
     pub fn set_deadline(&mut self, key: &[u8], deadline_ms: u64) -> bool {
+        self.before_change(key);
         let Some((k, e)) = self.map.get_key_value_mut(key) else {
             return false;
         };
@@ -248,6 +325,7 @@ impl Db {
 
     /// Removes the deadline of `key`; `true` if it had one (PERSIST).
     pub fn persist(&mut self, key: &[u8], now_ms: u64) -> bool {
+        self.before_change(key);
         let Some(e) = self.live(key, now_ms) else {
             return false;
         };
@@ -262,6 +340,9 @@ impl Db {
     /// Removes every key (FLUSHDB).
     pub fn flush(&mut self) {
         self.dirty += 1;
+        if let Some(snapshot) = &mut self.snapshot {
+            snapshot.aborted = true;
+        }
         self.map.clear();
         self.expiry.clear();
         self.scan_index.clear();
@@ -332,9 +413,11 @@ impl Db {
                 Some((t, _)) if now_ms > *t => {}
                 _ => break,
             }
-            let Some((_, key)) = self.expiry.pop_first() else {
+            let Some((_, key)) = self.expiry.first().cloned() else {
                 break;
             };
+            self.before_change(&key);
+            self.expiry.pop_first();
             let pos = self.scan_pos(&key);
             self.map.remove(&key);
             self.scan_index.remove(&(pos, key.clone()));

@@ -579,3 +579,47 @@ pub fn login_plain(server: &Server) -> RawClient {
 pub fn aof_path(dir: &Path, shard: usize) -> PathBuf {
     dir.join(format!("appendonlydir/shard-{shard}.aof"))
 }
+
+/// A plain-TCP client whose failures are values, for crash tests: it must survive the
+/// server's death mid-request. `call` is `None` once the connection failed.
+pub struct CrashClient {
+    stream: std::net::TcpStream,
+    pending: Vec<u8>,
+}
+
+impl CrashClient {
+    /// Connects to `addr` and logs in as `default`; `None` if either fails.
+    pub fn open(addr: std::net::SocketAddr, password: &str) -> Option<CrashClient> {
+        let stream = std::net::TcpStream::connect(addr).ok()?;
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .ok()?;
+        let mut conn = CrashClient {
+            stream,
+            pending: Vec::new(),
+        };
+        (conn.call(&[b"AUTH", b"default", password.as_bytes()])? == b"+OK\r\n").then_some(conn)
+    }
+
+    /// Sends `args` as one request and returns its whole reply.
+    pub fn call(&mut self, args: &[&[u8]]) -> Option<Vec<u8>> {
+        use std::io::{Read, Write};
+        let mut out = format!("*{}\r\n", args.len()).into_bytes();
+        for arg in args {
+            out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+            out.extend_from_slice(arg);
+            out.extend_from_slice(b"\r\n");
+        }
+        self.stream.write_all(&out).ok()?;
+        loop {
+            if let Some(end) = resp_reply_len(&self.pending) {
+                return Some(self.pending.drain(..end).collect());
+            }
+            let mut chunk = [0u8; 4096];
+            match self.stream.read(&mut chunk) {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.pending.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+}
