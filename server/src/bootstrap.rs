@@ -48,9 +48,18 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     pin_current_thread(&helpers)
         .map_err(|err| format!("cannot pin helper threads to CPU(s) {helpers:?}: {err}"))?;
 
-    if config.appendonly == AppendOnly::Yes {
+    let reshard_from = if config.appendonly == AppendOnly::Yes {
         ensure_data_dir(&config)?;
-        crate::aof::prepare_dir(&config.data_dir, cpus.len())?;
+        crate::aof::reshard::prepare(&config.data_dir, cpus.len())?
+    } else {
+        None
+    };
+    if let Some(old) = reshard_from {
+        info!(
+            "the logs were written by {old} shard(s) and {} start: moving every key to its \
+             new owner shard",
+            cpus.len()
+        );
     }
     let fd_budget = raise_open_files_limit(&config, cpus.len())?;
     let (sockets, bound) = bind_reuseport(config.bind, config.backlog, cpus.len())
@@ -107,6 +116,10 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         clients: ClientSlots::new(fd_budget.max_clients),
         spare_fds,
         startup_error: Default::default(),
+        reshard: crate::server::Reshard {
+            from: reshard_from,
+            ..Default::default()
+        },
     });
     let signals = spawn_signal_thread(shared.clone(), users_path, limits)?;
     let result = run_shards(shared.clone(), sockets);

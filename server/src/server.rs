@@ -54,6 +54,48 @@ pub struct Shared {
     /// The first error that stopped a shard while starting (a corrupt log): the process
     /// exits with it.
     pub startup_error: std::sync::Mutex<Option<String>>,
+    /// A change of shard count in progress at start.
+    pub reshard: Reshard,
+}
+
+/// A restart with another `--smp` ([`crate::aof::reshard`]): the old shard count and how far
+/// the new shards are.
+#[derive(Debug, Default)]
+pub struct Reshard {
+    /// Shard count of the existing logs when it differs from this start's.
+    pub from: Option<usize>,
+    /// New shards whose log is built.
+    pub loaded: std::sync::atomic::AtomicUsize,
+    /// Shard 0 has made the new logs the log.
+    pub committed: std::sync::atomic::AtomicBool,
+}
+
+/// Each new shard builds its log from the old shards' logs; shard 0 commits when all are
+/// done; every shard waits for the commit (polling: it happens once, before serving).
+async fn reshard(shared: &Shared, id: usize, shards: usize, old: usize) -> Result<(), String> {
+    use std::sync::atomic::Ordering;
+    let data_dir = &shared.config.data_dir;
+    let keys = crate::aof::reshard::load(data_dir, id, shards, old).await?;
+    info!("shard {id}: took {keys} key(s) from the logs of {old} old shard(s)");
+    shared.reshard.loaded.fetch_add(1, Ordering::SeqCst);
+    let wait = Duration::from_millis(5);
+    if id == 0 {
+        while shared.reshard.loaded.load(Ordering::SeqCst) < shards {
+            if shared.shutdown.is_requested() {
+                return Err("stopped while the keys were moved to their new shards".into());
+            }
+            glommio::timer::sleep(wait).await;
+        }
+        crate::aof::reshard::commit(data_dir, shards)?;
+        shared.reshard.committed.store(true, Ordering::SeqCst);
+    }
+    while !shared.reshard.committed.load(Ordering::SeqCst) {
+        if shared.shutdown.is_requested() {
+            return Err("stopped while the keys were moved to their new shards".into());
+        }
+        glommio::timer::sleep(wait).await;
+    }
+    Ok(())
 }
 
 impl Shared {
@@ -211,6 +253,14 @@ async fn shard_main(
         AppendOnly::No => None,
         AppendOnly::Yes => {
             let started = Instant::now();
+            if let Some(old) = shared.reshard.from {
+                let shards = senders.nr_consumers();
+                if let Err(err) = reshard(&shared, id, shards, old).await {
+                    shared.fail_start(format!("shard {id}: {err}"));
+                    senders.close();
+                    return;
+                }
+            }
             match Aof::open(&config.data_dir, id, config.appendfsync, &mut db).await {
                 Ok(aof) => {
                     info!(

@@ -159,24 +159,8 @@ fn kill9_at_any_moment_of_a_rewrite_loses_nothing() {
     const KEYS: usize = 20_000;
     let mut server = Server::start(ARGS);
     let password = server.password.clone();
-    // A keyspace big enough for a rewrite to take a while, written in pipelined batches.
-    let mut client = login_plain(&server);
-    for batch in 0..KEYS / 1000 {
-        let mut request = Vec::new();
-        for i in batch * 1000..(batch + 1) * 1000 {
-            let (key, value) = (format!("key:{i}"), i.to_string());
-            request.extend_from_slice(
-                format!(
-                    "*3\r\n$3\r\nSET\r\n${}\r\n{key}\r\n${}\r\n{value}\r\n",
-                    key.len(),
-                    value.len()
-                )
-                .as_bytes(),
-            );
-        }
-        client.send_raw(&request);
-        assert_eq!(client.read_exact_len(5 * 1000), b"+OK\r\n".repeat(1000));
-    }
+    // A keyspace big enough for a rewrite to take a while.
+    common::fill_keys(&mut login_plain(&server), KEYS);
     let mut acked = 0i64;
     let mut seed = std::process::id() as u64;
     for cycle in 0..10 {
@@ -220,23 +204,7 @@ fn kill9_at_any_moment_of_a_rewrite_loses_nothing() {
         );
         acked = counter;
         client.roundtrip(&[b"DBSIZE"], format!(":{}\r\n", KEYS + 1).as_bytes());
-        for batch in 0..KEYS / 1000 {
-            let keys: Vec<String> = (batch * 1000..(batch + 1) * 1000)
-                .map(|i| format!("key:{i}"))
-                .collect();
-            let mut args: Vec<&[u8]> = vec![b"MGET"];
-            args.extend(keys.iter().map(|k| k.as_bytes()));
-            let mut expected = b"*1000\r\n".to_vec();
-            for i in batch * 1000..(batch + 1) * 1000 {
-                let v = i.to_string();
-                expected.extend_from_slice(format!("${}\r\n{v}\r\n", v.len()).as_bytes());
-            }
-            assert_eq!(
-                client.request(&args),
-                expected,
-                "cycle {cycle}: a key is missing or wrong"
-            );
-        }
+        common::check_keys(&mut client, KEYS, &format!("cycle {cycle}"));
         let files = log_files(&server);
         eprintln!("cycle {cycle}: killed {kill_after:?} into a rewrite; files {files:?}");
         // What the interrupted rewrite left was removed: a shard keeps its manifest's files.

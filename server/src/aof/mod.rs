@@ -7,13 +7,15 @@
 //! connections ([`replay`]), all shards in parallel; a rewrite ([`rewrite`]) compacts them
 //! into a base file from a point-in-time view; `shardline check-aof` ([`check`]) checks one.
 //! `<data-dir>/appendonlydir/shards` records the shard count the logs were written with: keys
-//! are placed by owner shard, so a start with another `--smp` is refused.
+//! are placed by owner shard, so a start with another `--smp` first moves every key to its
+//! new owner shard ([`reshard`]).
 
 pub mod check;
 pub mod manifest;
 pub mod propagate;
 pub mod record;
 pub mod replay;
+pub mod reshard;
 pub mod rewrite;
 pub mod writer;
 
@@ -60,38 +62,6 @@ pub const DIR_NAME: &str = "appendonlydir";
 /// `<data_dir>/appendonlydir`.
 pub fn log_dir(data_dir: &Path) -> PathBuf {
     data_dir.join(DIR_NAME)
-}
-
-/// Prepares `<data_dir>/appendonlydir` for `shards` shards before the shards start (plain
-/// `std::fs`: it runs on the main thread, not on a reactor).
-///
-/// Errors: the directory cannot be created, or holds logs written by another number of shards
-/// (their keys would be served by the wrong shard).
-pub fn prepare_dir(data_dir: &Path, shards: usize) -> Result<(), String> {
-    let dir = log_dir(data_dir);
-    std::fs::create_dir_all(&dir)
-        .map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
-    let meta = dir.join("shards");
-    match std::fs::read_to_string(&meta) {
-        Ok(text) => {
-            let written: usize = text.trim().parse().map_err(|_| {
-                format!("{}: expected a shard count, found {text:?}", meta.display())
-            })?;
-            if written != shards {
-                return Err(format!(
-                    "{} holds the logs of {written} shard(s) but this start has {shards} \
-                     (--smp): keys are placed by owner shard, so start with --smp {written}",
-                    dir.display()
-                ));
-            }
-            Ok(())
-        }
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::write(&meta, format!("{shards}\n"))
-                .map_err(|err| format!("cannot write {}: {err}", meta.display()))
-        }
-        Err(err) => Err(format!("cannot read {}: {err}", meta.display())),
-    }
 }
 
 /// Deletes this shard's files that its manifest does not name: what a crash in the middle of

@@ -212,7 +212,8 @@ async fn run(shard: &Shard) -> Result<(), String> {
     Ok(())
 }
 
-async fn create(path: &std::path::Path) -> Result<BufferedFile, String> {
+/// Creates (or truncates) `path` for writing.
+pub async fn create(path: &std::path::Path) -> Result<BufferedFile, String> {
     OpenOptions::new()
         .write(true)
         .create(true)
@@ -222,7 +223,8 @@ async fn create(path: &std::path::Path) -> Result<BufferedFile, String> {
         .map_err(|err| format!("cannot create {}: {err}", path.display()))
 }
 
-async fn write_all(file: &BufferedFile, bytes: Vec<u8>, pos: u64) -> Result<u64, String> {
+/// Writes `bytes` at `pos` of `file` (a base file), all of them; returns how many.
+pub async fn write_all(file: &BufferedFile, bytes: Vec<u8>, pos: u64) -> Result<u64, String> {
     let mut done = 0;
     while done < bytes.len() {
         let n = file

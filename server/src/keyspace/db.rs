@@ -196,6 +196,21 @@ impl Db {
         Ok((out, false))
     }
 
+    /// Moves the keys of `other` for which `keep(key)` holds into this keyspace, with their
+    /// deadlines (restart with another shard count: a new shard takes its keys from an old
+    /// shard's keyspace). A key present in both takes `other`'s value.
+    pub fn absorb(&mut self, other: Db, keep: impl Fn(&[u8]) -> bool) {
+        for (key, entry) in other.map {
+            if !keep(&key) {
+                continue;
+            }
+            self.set(&key, entry.value, false, 0);
+            if let Some(at) = entry.expires_at {
+                self.set_deadline(&key, at);
+            }
+        }
+    }
+
     /// Abandons a dump in progress.
     pub fn stop_snapshot(&mut self) {
         self.snapshot = None;

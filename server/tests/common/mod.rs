@@ -623,3 +623,48 @@ impl CrashClient {
         }
     }
 }
+
+/// Writes `count` keys `key:i` = i in pipelined batches of 1000.
+pub fn fill_keys(client: &mut RawClient, count: usize) {
+    for batch in 0..count.div_ceil(1000) {
+        let range = batch * 1000..((batch + 1) * 1000).min(count);
+        let mut request = Vec::new();
+        for i in range.clone() {
+            let (key, value) = (format!("key:{i}"), i.to_string());
+            request.extend_from_slice(
+                format!(
+                    "*3\r\n$3\r\nSET\r\n${}\r\n{key}\r\n${}\r\n{value}\r\n",
+                    key.len(),
+                    value.len()
+                )
+                .as_bytes(),
+            );
+        }
+        client.send_raw(&request);
+        assert_eq!(
+            client.read_exact_len(5 * range.len()),
+            b"+OK\r\n".repeat(range.len())
+        );
+    }
+}
+
+/// Every key `key:i` answers i (GET goes to the key's owner shard: a key left on another
+/// shard would answer nil).
+pub fn check_keys(client: &mut RawClient, count: usize, what: &str) {
+    for batch in 0..count.div_ceil(1000) {
+        let range = batch * 1000..((batch + 1) * 1000).min(count);
+        let keys: Vec<String> = range.clone().map(|i| format!("key:{i}")).collect();
+        let mut args: Vec<&[u8]> = vec![b"MGET"];
+        args.extend(keys.iter().map(|k| k.as_bytes()));
+        let mut expected = format!("*{}\r\n", range.len()).into_bytes();
+        for i in range {
+            let v = i.to_string();
+            expected.extend_from_slice(format!("${}\r\n{v}\r\n", v.len()).as_bytes());
+        }
+        assert_eq!(
+            client.request(&args),
+            expected,
+            "{what}: a key is missing or wrong"
+        );
+    }
+}
