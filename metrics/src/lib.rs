@@ -88,7 +88,7 @@ pub use activity::Activity;
 pub use executor_stats::{ExecutorStatsDelta, GlommioStatsReader, TaskQueueStatsDelta};
 pub use http::{serve, serve_with, EndpointLimits, MetricsServer};
 pub use registry::{reactor_stall_buckets, Metrics, NAMESPACE, TEXT_CONTENT_TYPE};
-pub use shard::ShardMetrics;
+pub use shard::{AofTotals, ShardMetrics};
 pub use stall::{
     declare_task_queue, install_shard_monitor, maintenance_tick, uninstall_shard_monitor,
     StallConfig, StallConfigError,

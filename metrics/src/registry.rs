@@ -85,6 +85,14 @@ pub(crate) struct Families {
     pub(crate) received_bytes: IntCounterVec,
     pub(crate) sent_bytes: IntCounterVec,
     pub(crate) client_output_buffer: IntGaugeVec,
+    pub(crate) aof_fsync_duration: HistogramVec,
+    pub(crate) aof_written_bytes: IntCounterVec,
+    pub(crate) aof_records: IntCounterVec,
+    pub(crate) aof_fsynced_records: IntCounterVec,
+    pub(crate) aof_size: IntGaugeVec,
+    pub(crate) aof_replayed_records: IntGaugeVec,
+    pub(crate) aof_rewrite_duration: HistogramVec,
+    pub(crate) aof_rewrite_failures: IntCounterVec,
 }
 
 /// Builds and registers families in one registry.
@@ -334,6 +342,48 @@ impl Families {
                 "client_output_buffer_bytes",
                 "Encoded replies waiting to be written to this shard's clients (the sum of their \
                  CLIENT INFO omem), in bytes.",
+                SHARD,
+            )?,
+            aof_fsync_duration: b.histogram(
+                "aof_fsync_duration_seconds",
+                "Duration of each fdatasync of the shard's append-only log, in seconds.",
+                SHARD,
+                (0..=16).map(|i| 0.000_064 * f64::from(1u32 << i)).collect(),
+            )?,
+            aof_written_bytes: b.int_counter(
+                "aof_written_bytes_total",
+                "Bytes written to the shard's append-only log.",
+                SHARD,
+            )?,
+            aof_records: b.int_counter(
+                "aof_records_total",
+                "Records (commands, MULTI/EXEC, expiry DELs) appended to the shard's append-only log.",
+                SHARD,
+            )?,
+            aof_fsynced_records: b.int_counter(
+                "aof_fsynced_records_total",
+                "Records made durable by a group fdatasync (appendfsync always); divided by the fdatasync count it is the group size.",
+                SHARD,
+            )?,
+            aof_size: b.int_gauge(
+                "aof_size_bytes",
+                "Size of the shard's append-only log, buffered bytes included.",
+                SHARD,
+            )?,
+            aof_replayed_records: b.int_gauge(
+                "aof_replayed_records",
+                "Commands replayed from the shard's append-only log at start.",
+                SHARD,
+            )?,
+            aof_rewrite_duration: b.histogram(
+                "aof_rewrite_duration_seconds",
+                "Duration of each successful rewrite of the shard's append-only log, in seconds.",
+                SHARD,
+                (0..=16).map(|i| 0.001 * f64::from(1u32 << i)).collect(),
+            )?,
+            aof_rewrite_failures: b.int_counter(
+                "aof_rewrite_failures_total",
+                "Rewrites of the shard's append-only log that failed or were abandoned.",
                 SHARD,
             )?,
             registry,

@@ -9,6 +9,17 @@ use prometheus::{Counter, Gauge, Histogram, IntCounter, IntGauge};
 use crate::label_cache::{LabelCache, LabelCase};
 use crate::registry::Families;
 
+/// Running totals of a shard's append-only log writer, for [`ShardMetrics::record_aof`].
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AofTotals {
+    /// Records appended since start.
+    pub records: u64,
+    /// Bytes written since start.
+    pub bytes_written: u64,
+    /// Records covered by group fdatasyncs since start.
+    pub records_synced: u64,
+}
+
 /// The metric handles of one shard, with every `{shard}` child resolved up front.
 ///
 /// Methods take `&self`, touch only this shard's children (uncontended atomics), and never
@@ -55,6 +66,14 @@ pub struct ShardMetrics {
     received_bytes: IntCounter,
     sent_bytes: IntCounter,
     client_output_buffer: IntGauge,
+    aof_fsync_duration: Histogram,
+    aof_written_bytes: IntCounter,
+    aof_records: IntCounter,
+    aof_fsynced_records: IntCounter,
+    aof_size: IntGauge,
+    aof_replayed_records: IntGauge,
+    aof_rewrite_duration: Histogram,
+    aof_rewrite_failures: IntCounter,
 }
 
 impl ShardMetrics {
@@ -105,6 +124,14 @@ impl ShardMetrics {
             received_bytes: f.received_bytes.with_label_values(&one),
             sent_bytes: f.sent_bytes.with_label_values(&one),
             client_output_buffer: f.client_output_buffer.with_label_values(&one),
+            aof_fsync_duration: f.aof_fsync_duration.with_label_values(&one),
+            aof_written_bytes: f.aof_written_bytes.with_label_values(&one),
+            aof_records: f.aof_records.with_label_values(&one),
+            aof_fsynced_records: f.aof_fsynced_records.with_label_values(&one),
+            aof_size: f.aof_size.with_label_values(&one),
+            aof_replayed_records: f.aof_replayed_records.with_label_values(&one),
+            aof_rewrite_duration: f.aof_rewrite_duration.with_label_values(&one),
+            aof_rewrite_failures: f.aof_rewrite_failures.with_label_values(&one),
         }
     }
 
@@ -251,6 +278,40 @@ impl ShardMetrics {
     /// subtracts what it still holds when it closes, so the gauge is the shard's sum.
     pub fn client_output_buffer_changed(&self, delta: i64) {
         self.client_output_buffer.add(delta);
+    }
+
+    /// The append-only log's state, from the writer's running totals (records and bytes
+    /// since start, records covered by group fdatasyncs) and the fdatasync durations (µs)
+    /// measured since the last call: `aof_records_total`, `aof_written_bytes_total`,
+    /// `aof_fsynced_records_total` are raised to the totals, `aof_size_bytes` set to `size`
+    /// (bytes), each duration observed in `aof_fsync_duration_seconds`.
+    pub fn record_aof(&self, totals: AofTotals, size: u64, fsync_durations_us: &[u64]) {
+        for (counter, total) in [
+            (&self.aof_records, totals.records),
+            (&self.aof_written_bytes, totals.bytes_written),
+            (&self.aof_fsynced_records, totals.records_synced),
+        ] {
+            counter.inc_by(total.saturating_sub(counter.get()));
+        }
+        self.aof_size.set(size as i64);
+        for us in fsync_durations_us {
+            self.aof_fsync_duration.observe(*us as f64 / 1e6);
+        }
+    }
+
+    /// A log rewrite ended after `took`: observed in `aof_rewrite_duration_seconds` when it
+    /// succeeded, else `aof_rewrite_failures_total` +1.
+    pub fn aof_rewrite_done(&self, took: Duration, ok: bool) {
+        if ok {
+            self.aof_rewrite_duration.observe(took.as_secs_f64());
+        } else {
+            self.aof_rewrite_failures.inc();
+        }
+    }
+
+    /// `aof_replayed_records` = `records` (commands replayed at start).
+    pub fn aof_replayed(&self, records: u64) {
+        self.aof_replayed_records.set(records as i64);
     }
 }
 

@@ -16,6 +16,7 @@ use signal_hook::iterator::Signals;
 use tracing::{error, info, warn};
 
 use crate::accept::{ClientSlots, SpareDescriptors};
+use crate::aof::AppendOnly;
 use crate::config::{ServerConfig, TlsSwitch};
 use crate::cpus::{allowed_cpus, helper_cpus, pin_current_thread, shard_cpus};
 use crate::fd_limit::{adjust_open_files_limit, reserved_fds, show_limit, FdBudget};
@@ -55,6 +56,19 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     pin_current_thread(&helpers)
         .map_err(|err| format!("cannot pin helper threads to CPU(s) {helpers:?}: {err}"))?;
 
+    let reshard_from = if config.appendonly == AppendOnly::Yes {
+        ensure_data_dir(&config)?;
+        crate::aof::reshard::prepare(&config.data_dir, cpus.len())?
+    } else {
+        None
+    };
+    if let Some(old) = reshard_from {
+        info!(
+            "the logs were written by {old} shard(s) and {} start: moving every key to its \
+             new owner shard",
+            cpus.len()
+        );
+    }
     let fd_budget = raise_open_files_limit(&config, cpus.len())?;
     let (sockets, bound) = bind_reuseport(config.bind, config.backlog, cpus.len())
         .map_err(|err| format!("cannot listen on {}: {err}", config.bind))?;
@@ -110,6 +124,11 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         clients: ClientSlots::new(fd_budget.max_clients),
         spare_fds,
         tls_tickets,
+        startup_error: Default::default(),
+        reshard: crate::server::Reshard {
+            from: reshard_from,
+            ..Default::default()
+        },
     });
     if shared.tls.is_some() {
         let rotations = shared.metrics.tls_ticket_key_rotations();

@@ -12,10 +12,13 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use shardline_auth::HashMode;
 
+use crate::aof::{AppendFsync, AppendOnly};
+
 /// Default `--max-hash-rounds`: a hash costing more than ~0.25 s is never paid at login.
 pub const DEFAULT_MAX_HASH_ROUNDS: u32 = 1_000_000;
 
-/// `shardline [OPTIONS]` runs the server; `shardline passwd USER` edits the users file.
+/// `shardline [OPTIONS]` runs the server; `shardline passwd USER` edits the users file;
+/// `shardline check-aof [--fix] FILE` checks an append-only log.
 #[derive(Debug, Parser)]
 #[command(
     name = "shardline",
@@ -55,6 +58,15 @@ pub enum Command {
         /// would refuse the whole users file at load.
         #[arg(long, env = "SHARDLINE_MAX_HASH_ROUNDS", default_value_t = DEFAULT_MAX_HASH_ROUNDS)]
         max_hash_rounds: u32,
+    },
+    /// Check an append-only log (as redis-check-aof): report the offset of the first bad
+    /// record; with --fix, truncate the file there.
+    CheckAof {
+        /// Truncate the file at the first bad record (everything from it on is lost).
+        #[arg(long)]
+        fix: bool,
+        /// The log, e.g. <data-dir>/appendonlydir/shard-0.aof.
+        file: PathBuf,
     },
 }
 
@@ -106,9 +118,31 @@ pub struct ServerConfig {
     /// user `default` and a random password printed once.
     #[arg(long, env = "SHARDLINE_USERS")]
     pub users: Option<PathBuf>,
-    /// Directory for the generated certificate and users file.
+    /// Directory for the generated certificate, the users file and the append-only logs
+    /// (`appendonlydir/`).
     #[arg(long, env = "SHARDLINE_DATA_DIR", default_value = "./shardline-data")]
     pub data_dir: PathBuf,
+    /// `yes`: every shard logs its writes to `<data-dir>/appendonlydir/shard-<N>.aof` and
+    /// replays the log at start (Redis's `appendonly`); `no`: nothing survives a restart.
+    #[arg(long, env = "SHARDLINE_APPENDONLY", value_enum, default_value_t = AppendOnly::Yes)]
+    pub appendonly: AppendOnly,
+    /// When the log reaches the disk (Redis's `appendfsync`): `always` (a write's reply waits
+    /// for its fdatasync, one per group of writes), `everysec` (fdatasync once a second),
+    /// `no` (the OS decides).
+    #[arg(long, env = "SHARDLINE_APPENDFSYNC", value_enum, default_value_t = AppendFsync::Everysec)]
+    pub appendfsync: AppendFsync,
+    /// Rewrite a shard's log when it has grown by this many percent over its size after the
+    /// last rewrite (or at start) — Redis's `auto-aof-rewrite-percentage`; 0 disables.
+    #[arg(
+        long,
+        env = "SHARDLINE_AUTO_AOF_REWRITE_PERCENTAGE",
+        default_value_t = 100
+    )]
+    pub auto_aof_rewrite_percentage: u64,
+    /// ... and is at least this big (Redis's `auto-aof-rewrite-min-size`; units as Redis:
+    /// `64mb` = 64 × 1024², `k`, `kb`, `m`, `g`, `gb`).
+    #[arg(long, env = "SHARDLINE_AUTO_AOF_REWRITE_MIN_SIZE", default_value = "64mb", value_parser = memory_size)]
+    pub auto_aof_rewrite_min_size: u64,
     /// How a SHA-512-crypt verification is paid: `inline` (on the shard, stalls), `yield` (on
     /// the shard, yielding whenever the task quota is used up), `offload` (hashing threads).
     #[arg(long, env = "SHARDLINE_HASH_MODE", default_value_t = HashMode::Yield)]
@@ -247,6 +281,12 @@ impl ServerConfig {
 }
 
 /// A `usize` flag that must be at least `min` (clap reports "N is not in MIN..").
+/// A size with Redis's units (`64mb`), in bytes.
+fn memory_size(text: &str) -> Result<u64, String> {
+    crate::connection::parse_memory(text)
+        .ok_or_else(|| format!("expected a size such as 64mb, 1gb or 4096, got {text:?}"))
+}
+
 fn at_least(min: u64) -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::new().range(min..)
 }

@@ -76,7 +76,16 @@ pub async fn serve_peer_requests(shard: Rc<Shard>, mut receivers: Receivers<Shar
             let mut stream = stream;
             while let Some(request) = stream.next().await {
                 let frame = (request.job)(&owner);
-                let _ = request.reply.send(frame);
+                let reply = request.reply;
+                // Under `appendfsync always` the reply leaves once its record is on disk.
+                match &owner.aof {
+                    Some(aof) => aof.writer.after_sync(Box::new(move || {
+                        let _ = reply.send(frame);
+                    })),
+                    None => {
+                        let _ = reply.send(frame);
+                    }
+                }
             }
         }));
     }

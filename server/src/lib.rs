@@ -2,12 +2,14 @@
 //!
 //! Layers, bottom up: [`resp`] (RESP frames and the request parser), [`keyspace`] (one shard's
 //! data and hash-slot ownership), [`cmd`] (keyspace commands and the command table),
-//! [`connection`] (one client: handshake, authentication, dispatch), [`shard`] and
+//! [`connection`] (one client: handshake, authentication, dispatch), [`aof`] (the per-shard
+//! append-only log and its replay), [`shard`] and
 //! [`forward`] (per-shard state and hops to the owner shard), [`accept`] (accept loop,
 //! `--maxclients`, running out of descriptors), [`server`], [`fd_limit`] and [`bootstrap`]
 //! (start-up and shutdown).
 
 pub mod accept;
+pub mod aof;
 pub mod bootstrap;
 pub mod cmd;
 pub mod config;

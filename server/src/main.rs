@@ -25,6 +25,7 @@ fn main() -> ExitCode {
             };
             users_file(users, &data_dir).and_then(|path| passwd(&user, &path, rounds, limits))
         }
+        Some(Command::CheckAof { fix, file }) => shardline::aof::check::run(&file, fix),
         None => shardline::bootstrap::run(cli.server),
     };
     match result {

@@ -1,6 +1,7 @@
 //! Process start-up: shared state, one pinned executor per shard, the channel mesh, accept
 //! loops, maintenance, and graceful shutdown.
 
+use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::atomic::AtomicU64;
@@ -13,11 +14,13 @@ use glommio::{LocalExecutorBuilder, Placement};
 use shardline_auth::{CacheConfig, LoginGate, OffloadPool, Users, Verifier, VerifierConfig};
 use shardline_metrics::Metrics;
 use socket2::Socket;
-use tracing::{error, warn};
+use tracing::{error, info, warn};
 
 use crate::accept::{accept_loop, ClientSlots, SpareDescriptors};
+use crate::aof::{Aof, AppendFsync, AppendOnly};
 use crate::config::ServerConfig;
 use crate::forward::{serve_peer_requests, Peers, ShardRequest};
+use crate::keyspace::Db;
 use crate::shard::{InfoCounters, Shard, TaskQueues, EXPIRE_SWEEP_PERIOD};
 use crate::shutdown::Shutdown;
 use crate::tls::{build_acceptor, TicketKeys, TlsFiles};
@@ -50,6 +53,62 @@ pub struct Shared {
     pub spare_fds: SpareDescriptors,
     /// Session-ticket keys installed in every shard's TLS acceptor (rotated by a thread).
     pub tls_tickets: Arc<TicketKeys>,
+    /// The first error that stopped a shard while starting (a corrupt log): the process
+    /// exits with it.
+    pub startup_error: std::sync::Mutex<Option<String>>,
+    /// A change of shard count in progress at start.
+    pub reshard: Reshard,
+}
+
+/// A restart with another `--smp` ([`crate::aof::reshard`]): the old shard count and how far
+/// the new shards are.
+#[derive(Debug, Default)]
+pub struct Reshard {
+    /// Shard count of the existing logs when it differs from this start's.
+    pub from: Option<usize>,
+    /// New shards whose log is built.
+    pub loaded: std::sync::atomic::AtomicUsize,
+    /// Shard 0 has made the new logs the log.
+    pub committed: std::sync::atomic::AtomicBool,
+}
+
+/// Each new shard builds its log from the old shards' logs; shard 0 commits when all are
+/// done; every shard waits for the commit (polling: it happens once, before serving).
+async fn reshard(shared: &Shared, id: usize, shards: usize, old: usize) -> Result<(), String> {
+    use std::sync::atomic::Ordering;
+    let data_dir = &shared.config.data_dir;
+    let keys = crate::aof::reshard::load(data_dir, id, shards, old).await?;
+    info!("shard {id}: took {keys} key(s) from the logs of {old} old shard(s)");
+    shared.reshard.loaded.fetch_add(1, Ordering::SeqCst);
+    let wait = Duration::from_millis(5);
+    if id == 0 {
+        while shared.reshard.loaded.load(Ordering::SeqCst) < shards {
+            if shared.shutdown.is_requested() {
+                return Err("stopped while the keys were moved to their new shards".into());
+            }
+            glommio::timer::sleep(wait).await;
+        }
+        crate::aof::reshard::commit(data_dir, shards)?;
+        shared.reshard.committed.store(true, Ordering::SeqCst);
+    }
+    while !shared.reshard.committed.load(Ordering::SeqCst) {
+        if shared.shutdown.is_requested() {
+            return Err("stopped while the keys were moved to their new shards".into());
+        }
+        glommio::timer::sleep(wait).await;
+    }
+    Ok(())
+}
+
+impl Shared {
+    /// Records `message` as the reason the server stops, logs it and requests shutdown.
+    pub fn fail_start(&self, message: String) {
+        error!("{message}");
+        if let Ok(mut slot) = self.startup_error.lock() {
+            slot.get_or_insert(message);
+        }
+        self.shutdown.request();
+    }
 }
 
 /// Runs all shards until shutdown; returns when every shard has stopped.
@@ -102,6 +161,14 @@ pub fn run_shards(shared: Arc<Shared>, sockets: Vec<Socket>) -> Result<(), Strin
         if handle.join().is_err() {
             failed.push(index);
         }
+    }
+    if let Some(message) = shared_for_errors
+        .startup_error
+        .lock()
+        .ok()
+        .and_then(|mut slot| slot.take())
+    {
+        return Err(message);
     }
     if failed.is_empty() {
         Ok(())
@@ -183,11 +250,45 @@ async fn shard_main(
         config.max_concurrent_logins,
         Duration::from_millis(config.login_queue_timeout_ms),
     );
+    let mut db = Db::new();
+    let aof = match config.appendonly {
+        AppendOnly::No => None,
+        AppendOnly::Yes => {
+            let started = Instant::now();
+            if let Some(old) = shared.reshard.from {
+                let shards = senders.nr_consumers();
+                if let Err(err) = reshard(&shared, id, shards, old).await {
+                    shared.fail_start(format!("shard {id}: {err}"));
+                    senders.close();
+                    return;
+                }
+            }
+            match Aof::open(&config.data_dir, id, config.appendfsync, &mut db).await {
+                Ok(aof) => {
+                    info!(
+                        "shard {id}: replayed {} command(s) from {} ({} bytes) in {:?}: {} keys",
+                        aof.replayed.records,
+                        aof.path,
+                        aof.replayed.size,
+                        started.elapsed(),
+                        db.len()
+                    );
+                    Some(aof)
+                }
+                Err(err) => {
+                    shared.fail_start(format!("shard {id}: {err}"));
+                    // Serve peers until they stop, so none waits on this shard forever.
+                    senders.close();
+                    return;
+                }
+            }
+        }
+    };
     let shard = Rc::new(Shard {
         id,
         nr_shards: senders.nr_consumers(),
         shared: shared.clone(),
-        db: Default::default(),
+        db: RefCell::new(db),
         peers: Peers::new(senders),
         acceptor,
         verifier,
@@ -195,6 +296,16 @@ async fn shard_main(
         metrics,
         queues: TaskQueues::create(config.auth_shares),
         info: InfoCounters::default(),
+        aof,
+    });
+    if let Some(aof) = &shard.aof {
+        shard.metrics.aof_replayed(aof.replayed.records);
+    }
+    let log_tasks = shard.aof.as_ref().map(|aof| {
+        let flusher = shard.spawn_main("aof-flush", aof.writer.clone().run_flusher());
+        let everysec = (config.appendfsync == AppendFsync::Everysec)
+            .then(|| shard.spawn_maintenance("aof-fsync", aof.writer.clone().run_everysec()));
+        (flusher, everysec)
     });
 
     let peer_server =
@@ -222,6 +333,24 @@ async fn shard_main(
     maintenance.cancel().await;
     shard.peers.close();
     peer_server.await;
+    if let (Some(aof), Some((flusher, everysec))) = (&shard.aof, log_tasks) {
+        aof.writer.flush().await;
+        let stats = aof.writer.take_stats();
+        info!(
+            "shard {}: {} closed: {} record(s), {} bytes written, {} fdatasync(s) covering {} \
+             record(s) in groups",
+            shard.id,
+            aof.path,
+            stats.records,
+            stats.bytes_written,
+            stats.fsyncs,
+            stats.records_synced
+        );
+        flusher.cancel().await;
+        if let Some(task) = everysec {
+            task.cancel().await;
+        }
+    }
 }
 
 async fn maintenance_loop(shard: Rc<Shard>) {
@@ -233,11 +362,15 @@ async fn maintenance_loop(shard: Rc<Shard>) {
         // Bounded work per step; continue while a step fills its budget and the quota allows.
         loop {
             let removed = shard.db.borrow_mut().sweep_expired(now, sweep_keys);
+            if let Some(aof) = &shard.aof {
+                aof.log_expired(&mut shard.db.borrow_mut());
+            }
             if removed < sweep_keys {
                 break;
             }
             glommio::yield_if_needed().await;
         }
+        crate::aof::rewrite::maybe_start(&shard);
         if last_tick.elapsed() >= Duration::from_secs(1) {
             last_tick = Instant::now();
             crate::stats::collect(&shard);

@@ -8,11 +8,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_channel::oneshot;
 use glommio::{Latency, Shares, Task, TaskQueueHandle};
 use openssl::ssl::SslAcceptor;
 use shardline_auth::{LoginGate, LoginPermit, LoginShed, Verifier};
 use shardline_metrics::ShardMetrics;
 
+use crate::aof::Aof;
 use crate::forward::{await_reply, Peers, ShardJob};
 use crate::keyspace::slot::owner_shard;
 use crate::keyspace::Db;
@@ -88,6 +90,8 @@ pub struct Shard {
     pub queues: TaskQueues,
     /// Counters for INFO.
     pub info: InfoCounters,
+    /// This shard's append-only log; `None` with `--appendonly no`.
+    pub aof: Option<Aof>,
 }
 
 impl Shard {
@@ -138,19 +142,56 @@ impl Shard {
     ///
     /// A panic in a command handler (a bug) fails that one command with an error instead of
     /// taking the shard down.
+    ///
+    /// With `--appendonly yes` the command's record (if it changed the keyspace) is appended
+    /// to the shard's log before this returns; under `appendfsync always` the caller must not
+    /// send the reply before [`Shard::durable`]'s signal.
     pub fn execute_local(&self, args: &[Bytes]) -> Frame {
-        let run = || crate::cmd::execute(&mut self.db.borrow_mut(), args, unix_time_ms());
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
-            tracing::error!("shard {}: a command handler panicked", self.id);
-            Frame::error("ERR internal error while executing the command")
-        })
+        let mut db = self.db.borrow_mut();
+        let dirty_before = db.dirty();
+        let run = || crate::cmd::execute(&mut db, args, unix_time_ms());
+        let frame =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
+                tracing::error!("shard {}: a command handler panicked", self.id);
+                Frame::error("ERR internal error while executing the command")
+            });
+        if let Some(aof) = &self.aof {
+            aof.log_command(&mut db, args, &frame, dirty_before);
+        }
+        frame
+    }
+
+    /// Runs `job` (commands of one transaction) with its log records wrapped in MULTI/EXEC,
+    /// so replay applies them all or none.
+    pub fn execute_transaction(&self, job: impl FnOnce() -> Frame) -> Frame {
+        let Some(aof) = &self.aof else {
+            return job();
+        };
+        let mark = aof.writer.mark();
+        let frame = job();
+        aof.writer.wrap_multi(mark);
+        frame
+    }
+
+    /// With `appendfsync always` and records not yet on disk: a signal that resolves once
+    /// they are (a reply computed now must wait for it). `None` when a reply may leave now.
+    pub fn durable(&self) -> Option<oneshot::Receiver<()>> {
+        self.aof.as_ref()?.writer.barrier()
+    }
+
+    /// `frame` once the records appended so far are on disk (see [`Shard::durable`]).
+    pub async fn durable_reply(&self, frame: Frame) -> Frame {
+        if let Some(wait) = self.durable() {
+            let _ = wait.await;
+        }
+        frame
     }
 
     /// Runs `job` on shard `owner` — here if it is this shard, else after a hop — and returns
     /// its reply.
     pub async fn run_on(&self, owner: usize, job: ShardJob) -> Frame {
         if owner == self.id {
-            job(self)
+            self.durable_reply(job(self)).await
         } else {
             await_reply(self.peers.submit_to(owner, job).await).await
         }
@@ -172,7 +213,8 @@ impl Shard {
                 Some(receiver) => await_reply(receiver).await,
                 None => {
                     debug_assert_eq!(owner, self.id);
-                    make_job()(self)
+                    let frame = make_job()(self);
+                    self.durable_reply(frame).await
                 }
             });
         }

@@ -16,6 +16,18 @@ pub fn collect(shard: &Shard) {
             shard.metrics.record_task_queue_stats(group, &stats);
         }
     }
+    if let Some(aof) = &shard.aof {
+        let stats = aof.writer.take_stats();
+        shard.metrics.record_aof(
+            shardline_metrics::AofTotals {
+                records: stats.records,
+                bytes_written: stats.bytes_written,
+                records_synced: stats.records_synced,
+            },
+            aof.current_size(),
+            &stats.fsync_latencies_us,
+        );
+    }
     if let Some(pool) = &shard.shared.offload {
         shard
             .metrics

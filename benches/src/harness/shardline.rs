@@ -110,6 +110,10 @@ impl ShardlineServer {
             .arg(&files.data_dir)
             .arg("--credentials-cache-ttl-ms")
             .arg(opts.cache_ttl_ms.to_string())
+            // redis-server runs with `--appendonly no` here: compare like with like (and keep
+            // the data dir, reused by every run, from growing a log).
+            .arg("--appendonly")
+            .arg("no")
             .env("NO_COLOR", "1");
         if !opts.tls {
             cmd.arg("--tls").arg("off");

@@ -218,6 +218,10 @@ static COMMANDS: &[CommandSpec] = &[
     c("auth", -2, NO_AUTH, K0, Connection, "connection", "1.0.0", "Authenticate to the server", &["@fast", "@connection"]),
     c("client", -2, &[], K0, Connection, "connection", "2.4.0", "A container for client connection commands", &["@slow"]),
     // server (served by the connection loop)
+    c("bgrewriteaof", 1, &["admin", "noscript", "no_async_loading"], K0, Connection, "server", "1.0.0", "Asynchronously rewrite the append-only file", &["@admin", "@slow", "@dangerous"]),
+    c("bgsave", -1, &["admin", "noscript", "no_async_loading"], K0, Connection, "server", "1.0.0", "Asynchronously save the dataset to disk", &["@admin", "@slow", "@dangerous"]),
+    c("save", 1, &["admin", "noscript", "no_async_loading", "no_multi"], K0, Connection, "server", "1.0.0", "Synchronously save the dataset to disk", &["@admin", "@slow", "@dangerous"]),
+    c("lastsave", 1, &["loading", "stale", "fast"], K0, Connection, "server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", &["@admin", "@fast", "@dangerous"]),
     c("info", -1, &["loading", "stale"], K0, Connection, "server", "1.0.0", "Get information and statistics about the server", &["@slow", "@dangerous"]),
     c("config", -2, &[], K0, Connection, "server", "2.0.0", "A container for server configuration commands", &["@slow"]),
     c("command", -1, &["loading", "stale"], K0, Connection, "server", "2.8.13", "Get array of Redis command details", &["@slow", "@connection"]),

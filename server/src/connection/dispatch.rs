@@ -89,7 +89,8 @@ pub async fn dispatch(
         KeyRouting::SingleKey => {
             let owner = shard.owner_of(&args[1]);
             if owner == shard.id {
-                pipeline.ready(protocol, shard.execute_local(&args));
+                let frame = shard.execute_local(&args);
+                pipeline.durable(protocol, frame, shard.durable());
             } else {
                 let receiver = shard
                     .peers
@@ -109,7 +110,8 @@ pub async fn dispatch(
             };
             if let [(owner, _, _)] = parts.as_slice() {
                 if *owner == shard.id {
-                    pipeline.ready(protocol, shard.execute_local(&args));
+                    let frame = shard.execute_local(&args);
+                    pipeline.durable(protocol, frame, shard.durable());
                     return Flow::Continue;
                 }
             }
@@ -117,7 +119,8 @@ pub async fn dispatch(
             let mut pending = Vec::with_capacity(parts.len());
             for (owner, sub_args, positions) in parts {
                 if owner == shard.id {
-                    pending.push((positions, Err(shard.execute_local(&sub_args))));
+                    let frame = shard.execute_local(&sub_args);
+                    pending.push((positions, Err((frame, shard.durable()))));
                 } else {
                     let job = Box::new(move |s: &Shard| s.execute_local(&sub_args));
                     pending.push((positions, Ok(shard.peers.submit_to(owner, job).await)));
@@ -131,7 +134,12 @@ pub async fn dispatch(
                     for (positions, reply) in pending {
                         let frame = match reply {
                             Ok(receiver) => crate::forward::await_reply(receiver).await,
-                            Err(frame) => frame,
+                            Err((frame, durable)) => {
+                                if let Some(wait) = durable {
+                                    let _ = wait.await;
+                                }
+                                frame
+                            }
                         };
                         replies.push((positions, frame));
                     }

@@ -27,7 +27,7 @@ use crate::resp::RequestLimits;
 use crate::shard::Shard;
 pub use dispatch::Flow;
 use handshake::handshake;
-pub use output_limit::{OutputBufferLimit, OutputBufferLimitError};
+pub use output_limit::{parse_memory, OutputBufferLimit, OutputBufferLimitError};
 pub use session::Session;
 
 /// Redis's limits before authentication: 10 arguments, 16 KiB bulk strings.

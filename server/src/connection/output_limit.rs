@@ -77,7 +77,7 @@ impl fmt::Display for OutputBufferLimit {
 }
 
 /// Redis's `memtoull`: digits with an optional unit; `None` for anything else.
-fn parse_memory(word: &str) -> Option<u64> {
+pub fn parse_memory(word: &str) -> Option<u64> {
     let split = word
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(word.len());

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use bytes::{Bytes, BytesMut};
+use futures_channel::oneshot;
 
 use crate::resp::{Frame, Protocol};
 
@@ -40,6 +41,26 @@ impl Pipeline {
             frame.encode(protocol, &mut self.out);
         } else {
             self.queue.push_back((protocol, Entry::Ready(frame)));
+        }
+    }
+
+    /// Adds a reply computed on this shard that may leave only once `durable` resolves (the
+    /// append-only log's signal under `appendfsync always`, see `Shard::durable`).
+    pub fn durable(
+        &mut self,
+        protocol: Protocol,
+        frame: Frame,
+        durable: Option<oneshot::Receiver<()>>,
+    ) {
+        match durable {
+            None => self.ready(protocol, frame),
+            Some(wait) => self.later(
+                protocol,
+                Box::pin(async move {
+                    let _ = wait.await;
+                    frame
+                }),
+            ),
         }
     }
 

@@ -91,10 +91,13 @@ async fn exec(
     let protocol = session.protocol;
     if let Some(owner) = single_owner(shard, &queued) {
         let job: ShardJob = Box::new(move |s: &Shard| {
-            Frame::Array(queued.iter().map(|args| s.execute_local(args)).collect())
+            s.execute_transaction(|| {
+                Frame::Array(queued.iter().map(|args| s.execute_local(args)).collect())
+            })
         });
         if owner == shard.id {
-            pipeline.ready(protocol, job(shard));
+            let frame = job(shard);
+            pipeline.durable(protocol, frame, shard.durable());
         } else {
             let receiver = shard.peers.submit_to(owner, job).await;
             pipeline.later(protocol, Box::pin(await_reply(receiver)));

@@ -10,6 +10,7 @@ use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
 
 use super::glob::string_match;
+use super::snapshot::{dump_entry, Snapshot};
 use super::value::Value;
 
 /// Bits of a local SCAN cursor; the 16 bits above are free for the caller to
@@ -53,6 +54,16 @@ pub struct Db {
     scan_index: BTreeSet<(u64, Bytes)>,
     /// Keyed hash giving each key its fixed scan position.
     scan_hasher: RandomState,
+    /// Changes made so far (Redis's `server.dirty`): bumped by every mutating access, so a
+    /// caller can tell whether a write command changed anything (the append-only log records
+    /// only those). Conservative: a mutable access that changes nothing still counts.
+    dirty: u64,
+    /// Keys deleted because their deadline passed, since the last [`Db::take_expired`]; kept
+    /// only when [`Db::track_expired`] is on (the append-only log writes them as `DEL`, as
+    /// Redis propagates expirations).
+    expired: Option<Vec<Bytes>>,
+    /// A point-in-time dump in progress (the append-only log's rewrite).
+    snapshot: Option<Snapshot>,
 }
 
 /// The fixed 48-bit scan position of `key`.
@@ -99,8 +110,117 @@ impl Db {
         scan_pos(&self.scan_hasher, key)
     }
 
+    /// The number of mutating accesses so far (see the `dirty` field).
+    pub fn dirty(&self) -> u64 {
+        self.dirty
+    }
+
+    /// Starts (or stops) collecting the keys removed by expiry for [`Db::take_expired`].
+    pub fn track_expired(&mut self, on: bool) {
+        self.expired = on.then(Vec::new);
+    }
+
+    /// The keys removed by expiry since the last call, oldest first.
+    pub fn take_expired(&mut self) -> Vec<Bytes> {
+        self.expired
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// The stored value and deadline of `key` without expiring it (for the append-only log,
+    /// which writes the state a command left).
+    pub fn peek(&self, key: &[u8]) -> Option<(&Value, Option<u64>)> {
+        self.map.get(key).map(|e| (&e.value, e.expires_at))
+    }
+
+    /// Before `key` changes: a dump in progress that has not visited it yet dumps its value
+    /// as it was now (or, for a key not there, just marks it done).
+    fn before_change(&mut self, key: &[u8]) {
+        let Some(snapshot) = &mut self.snapshot else {
+            return;
+        };
+        let pos = scan_pos(&self.scan_hasher, key);
+        if snapshot.visited(pos, key) || snapshot.done_ahead.contains(key) {
+            return;
+        }
+        if let Some(e) = self.map.get(key) {
+            dump_entry(&mut snapshot.out, key, &e.value, e.expires_at);
+        }
+        snapshot.done_ahead.insert(Bytes::copy_from_slice(key));
+    }
+
+    /// Starts a point-in-time dump of the keyspace as it is now (see
+    /// [`crate::keyspace::snapshot`]); replaces one in progress.
+    pub fn start_snapshot(&mut self) {
+        self.snapshot = Some(Snapshot::default());
+    }
+
+    /// Visits up to `max_keys` more keys of the dump started by [`Db::start_snapshot`] and
+    /// returns the records dumped since the last call, and whether the dump is complete.
+    ///
+    /// Errors: the dump was abandoned (a FLUSHALL/FLUSHDB ran) or none is in progress.
+    pub fn snapshot_step(&mut self, max_keys: usize) -> Result<(Vec<u8>, bool), &'static str> {
+        let Some(snapshot) = &mut self.snapshot else {
+            return Err("no dump in progress");
+        };
+        if snapshot.aborted {
+            self.snapshot = None;
+            return Err("FLUSHALL/FLUSHDB ran during the rewrite");
+        }
+        let range = match &snapshot.last {
+            None => self.scan_index.range(..),
+            Some(last) => self.scan_index.range((
+                std::ops::Bound::Excluded(last.clone()),
+                std::ops::Bound::Unbounded,
+            )),
+        };
+        let mut visited = 0;
+        let mut last = None;
+        for (pos, key) in range.take(max_keys) {
+            visited += 1;
+            last = Some((*pos, key.clone()));
+            if snapshot.done_ahead.remove(key) {
+                continue;
+            }
+            if let Some(e) = self.map.get(key) {
+                dump_entry(&mut snapshot.out, key, &e.value, e.expires_at);
+            }
+        }
+        let out = std::mem::take(&mut snapshot.out);
+        if visited < max_keys {
+            self.snapshot = None;
+            return Ok((out, true));
+        }
+        snapshot.last = last;
+        Ok((out, false))
+    }
+
+    /// Moves the keys of `other` for which `keep(key)` holds into this keyspace, with their
+    /// deadlines (restart with another shard count: a new shard takes its keys from an old
+    /// shard's keyspace). A key present in both takes `other`'s value.
+    pub fn absorb(&mut self, other: Db, keep: impl Fn(&[u8]) -> bool) {
+        for (key, entry) in other.map {
+            if !keep(&key) {
+                continue;
+            }
+            self.set(&key, entry.value, false, 0);
+            if let Some(at) = entry.expires_at {
+                self.set_deadline(&key, at);
+            }
+        }
+    }
+
+    /// Abandons a dump in progress.
+    pub fn stop_snapshot(&mut self) {
+        self.snapshot = None;
+    }
+
     /// The live entry of `key`, deleting it first if it has expired.
     fn live(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
+        if self.snapshot.is_some() && self.map.get(key).is_some_and(|e| e.is_expired(now_ms)) {
+            self.before_change(key);
+        }
         match self.map.entry_ref(key) {
             EntryRef::Occupied(o) if o.get().is_expired(now_ms) => {
                 let (k, e) = o.remove_entry();
@@ -112,6 +232,9 @@ impl Db {
                     &k,
                     e.expires_at,
                 );
+                if let Some(expired) = &mut self.expired {
+                    expired.push(k);
+                }
                 None
             }
             EntryRef::Occupied(o) => Some(o.into_mut()),
@@ -127,6 +250,8 @@ impl Db {
     /// Mutable value of `key`. A caller that empties a collection must call
     /// [`Db::remove_if_empty`] afterwards.
     pub fn get_mut(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Value> {
+        self.dirty += 1;
+        self.before_change(key);
         self.live(key, now_ms).map(|e| &mut e.value)
     }
 
@@ -143,6 +268,8 @@ impl Db {
     /// Stores `value` under `key` (Redis `setKey`): replaces any old value;
     /// the old TTL is kept only when `keep_ttl` and the old key is live.
     pub fn set(&mut self, key: &[u8], value: Value, keep_ttl: bool, now_ms: u64) {
+        self.dirty += 1;
+        self.before_change(key);
         if let Some((k, e)) = self.map.get_key_value_mut(key) {
             let expired = e.is_expired(now_ms);
             e.value = value;
@@ -167,8 +294,10 @@ impl Db {
 
     /// Removes `key`, returning its value (`None` if missing or expired).
     pub fn remove(&mut self, key: &[u8], now_ms: u64) -> Option<Value> {
+        self.before_change(key);
         let pos = self.scan_pos(key);
         let (k, e) = self.map.remove_entry(key)?;
+        self.dirty += 1;
         unindex(
             &mut self.expiry,
             &mut self.scan_index,
@@ -197,9 +326,11 @@ impl Db {
     /// Sets the absolute deadline (unix ms) of an existing key; `false` if
     /// the key does not exist. Does not check whether it is already past.
     pub fn set_deadline(&mut self, key: &[u8], deadline_ms: u64) -> bool {
+        self.before_change(key);
         let Some((k, e)) = self.map.get_key_value_mut(key) else {
             return false;
         };
+        self.dirty += 1;
         if let Some(old) = e.expires_at.replace(deadline_ms) {
             self.expiry.remove(&(old, k.clone()));
         }
@@ -209,18 +340,24 @@ impl Db {
 
     /// Removes the deadline of `key`; `true` if it had one (PERSIST).
     pub fn persist(&mut self, key: &[u8], now_ms: u64) -> bool {
+        self.before_change(key);
         let Some(e) = self.live(key, now_ms) else {
             return false;
         };
         let Some(t) = e.expires_at.take() else {
             return false;
         };
+        self.dirty += 1;
         self.expiry.remove(&(t, Bytes::copy_from_slice(key)));
         true
     }
 
     /// Removes every key (FLUSHDB).
     pub fn flush(&mut self) {
+        self.dirty += 1;
+        if let Some(snapshot) = &mut self.snapshot {
+            snapshot.aborted = true;
+        }
         self.map.clear();
         self.expiry.clear();
         self.scan_index.clear();
@@ -291,12 +428,17 @@ impl Db {
                 Some((t, _)) if now_ms > *t => {}
                 _ => break,
             }
-            let Some((_, key)) = self.expiry.pop_first() else {
+            let Some((_, key)) = self.expiry.first().cloned() else {
                 break;
             };
+            self.before_change(&key);
+            self.expiry.pop_first();
             let pos = self.scan_pos(&key);
             self.map.remove(&key);
-            self.scan_index.remove(&(pos, key));
+            self.scan_index.remove(&(pos, key.clone()));
+            if let Some(expired) = &mut self.expired {
+                expired.push(key);
+            }
             removed += 1;
         }
         removed

@@ -5,6 +5,7 @@
 pub mod db;
 pub mod glob;
 pub mod slot;
+pub mod snapshot;
 pub mod value;
 
 pub use db::Db;

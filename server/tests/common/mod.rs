@@ -61,11 +61,38 @@ impl Server {
         })
     }
 
+    /// Starts `shardline` again in the data dir of an earlier server, whose users file (and
+    /// so `password`) it reuses.
+    pub fn restart_in(dir: tempfile::TempDir, args: &[&str], password: &str) -> Server {
+        let mut server = Self::start_inner(dir, args, |_| {}, false);
+        server.password = password.to_string();
+        server
+    }
+
+    /// Kills the server with SIGKILL (a crash: no shutdown work runs), waits for it and returns
+    /// its data dir.
+    pub fn kill9(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::mem::replace(&mut self.dir, tempfile::tempdir().expect("tempdir"))
+    }
+
     /// Starts `shardline` using `dir` as its data dir, after `configure` adjusted the command.
     fn start_configured(
         dir: tempfile::TempDir,
         args: &[&str],
         configure: impl FnOnce(&mut Command),
+    ) -> Server {
+        // A fresh data dir gets a generated user whose password is printed on stdout.
+        let expect_password = !args.contains(&"--users");
+        Self::start_inner(dir, args, configure, expect_password)
+    }
+
+    fn start_inner(
+        dir: tempfile::TempDir,
+        args: &[&str],
+        configure: impl FnOnce(&mut Command),
+        expect_password: bool,
     ) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_shardline"));
         command
@@ -100,8 +127,6 @@ impl Server {
         }
         let deadline = Instant::now() + START_TIMEOUT;
         let (mut addr, mut metrics_addr, mut password) = (None, None, String::new());
-        // A fresh data dir gets a generated user whose password is printed on stdout.
-        let expect_password = !args.contains(&"--users");
         while addr.is_none() || metrics_addr.is_none() || (expect_password && password.is_empty()) {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = match rx.recv_timeout(left) {
@@ -545,5 +570,109 @@ pub fn wait_for(mut condition: impl FnMut() -> bool) {
     while !condition() {
         assert!(Instant::now() < deadline, "condition not met within 10 s");
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Connects over plain TCP (`--tls off`) and logs in as `default`.
+pub fn login_plain(server: &Server) -> RawClient {
+    let mut client = RawClient::plain(server.addr);
+    client.roundtrip(
+        &[b"AUTH", b"default", server.password.as_bytes()],
+        b"+OK\r\n",
+    );
+    client
+}
+
+/// The append-only log of shard `shard` in data dir `dir`.
+pub fn aof_path(dir: &Path, shard: usize) -> PathBuf {
+    dir.join(format!("appendonlydir/shard-{shard}.aof"))
+}
+
+/// A plain-TCP client whose failures are values, for crash tests: it must survive the
+/// server's death mid-request. `call` is `None` once the connection failed.
+pub struct CrashClient {
+    stream: std::net::TcpStream,
+    pending: Vec<u8>,
+}
+
+impl CrashClient {
+    /// Connects to `addr` and logs in as `default`; `None` if either fails.
+    pub fn open(addr: std::net::SocketAddr, password: &str) -> Option<CrashClient> {
+        let stream = std::net::TcpStream::connect(addr).ok()?;
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .ok()?;
+        let mut conn = CrashClient {
+            stream,
+            pending: Vec::new(),
+        };
+        (conn.call(&[b"AUTH", b"default", password.as_bytes()])? == b"+OK\r\n").then_some(conn)
+    }
+
+    /// Sends `args` as one request and returns its whole reply.
+    pub fn call(&mut self, args: &[&[u8]]) -> Option<Vec<u8>> {
+        use std::io::{Read, Write};
+        let mut out = format!("*{}\r\n", args.len()).into_bytes();
+        for arg in args {
+            out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+            out.extend_from_slice(arg);
+            out.extend_from_slice(b"\r\n");
+        }
+        self.stream.write_all(&out).ok()?;
+        loop {
+            if let Some(end) = resp_reply_len(&self.pending) {
+                return Some(self.pending.drain(..end).collect());
+            }
+            let mut chunk = [0u8; 4096];
+            match self.stream.read(&mut chunk) {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.pending.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+}
+
+/// Writes `count` keys `key:i` = i in pipelined batches of 1000.
+pub fn fill_keys(client: &mut RawClient, count: usize) {
+    for batch in 0..count.div_ceil(1000) {
+        let range = batch * 1000..((batch + 1) * 1000).min(count);
+        let mut request = Vec::new();
+        for i in range.clone() {
+            let (key, value) = (format!("key:{i}"), i.to_string());
+            request.extend_from_slice(
+                format!(
+                    "*3\r\n$3\r\nSET\r\n${}\r\n{key}\r\n${}\r\n{value}\r\n",
+                    key.len(),
+                    value.len()
+                )
+                .as_bytes(),
+            );
+        }
+        client.send_raw(&request);
+        assert_eq!(
+            client.read_exact_len(5 * range.len()),
+            b"+OK\r\n".repeat(range.len())
+        );
+    }
+}
+
+/// Every key `key:i` answers i (GET goes to the key's owner shard: a key left on another
+/// shard would answer nil).
+pub fn check_keys(client: &mut RawClient, count: usize, what: &str) {
+    for batch in 0..count.div_ceil(1000) {
+        let range = batch * 1000..((batch + 1) * 1000).min(count);
+        let keys: Vec<String> = range.clone().map(|i| format!("key:{i}")).collect();
+        let mut args: Vec<&[u8]> = vec![b"MGET"];
+        args.extend(keys.iter().map(|k| k.as_bytes()));
+        let mut expected = format!("*{}\r\n", range.len()).into_bytes();
+        for i in range {
+            let v = i.to_string();
+            expected.extend_from_slice(format!("${}\r\n{v}\r\n", v.len()).as_bytes());
+        }
+        assert_eq!(
+            client.request(&args),
+            expected,
+            "{what}: a key is missing or wrong"
+        );
     }
 }

@@ -1,5 +1,5 @@
-//! INFO [section …]: server, clients, stats, keyspace (Redis 7 field names), gathered from
-//! every shard.
+//! INFO [section …]: server, clients, stats, persistence, keyspace (Redis 7 field names),
+//! gathered from every shard.
 
 use std::rc::Rc;
 
@@ -18,9 +18,39 @@ struct ShardFigures {
     connected_clients: i64,
     commands_processed: i64,
     rejected_connections: i64,
+    aof_current_size: i64,
+    aof_base_size: i64,
+    aof_buffer_length: i64,
+    aof_write_failed: i64,
+    aof_changes: i64,
+    /// Seconds the rewrite in progress has run, -1 when none.
+    rewrite_running_s: i64,
+    rewrite_failed: i64,
+    rewrites: i64,
+    last_rewrite_s: i64,
+    last_rewrite_unix: i64,
+    rewrite_requested: i64,
 }
 
-/// Renders the requested sections (`default`/`all`/`everything` or none = all four).
+/// The Unix time (s) the server started, when every shard's log was replayed.
+fn start_unix(shard: &Shard) -> i64 {
+    let now = crate::shard::unix_time_ms() / 1000;
+    now.saturating_sub(shard.shared.started.elapsed().as_secs()) as i64
+}
+
+/// LASTSAVE: the Unix time (s) of the last successful rewrite (SAVE, BGSAVE, BGREWRITEAOF
+/// or automatic) on any shard, else the start.
+pub async fn last_save(shard: &Rc<Shard>) -> Frame {
+    let figures = gather(shard).await;
+    let last = figures
+        .iter()
+        .map(|f| f.last_rewrite_unix)
+        .max()
+        .unwrap_or(0);
+    Frame::Integer(last.max(start_unix(shard)))
+}
+
+/// Renders the requested sections (`default`/`all`/`everything` or none = all five).
 pub async fn info(shard: &Rc<Shard>, _session: &Session, args: &[Bytes]) -> Frame {
     let wanted: Vec<String> = args[1..]
         .iter()
@@ -33,16 +63,30 @@ pub async fn info(shard: &Rc<Shard>, _session: &Session, args: &[Bytes]) -> Fram
     let want = |name: &str| all || wanted.iter().any(|w| w == name);
 
     let figures = gather(shard).await;
-    let total = figures
-        .iter()
-        .fold(ShardFigures::default(), |acc, f| ShardFigures {
-            keys: acc.keys + f.keys,
-            expires: acc.expires + f.expires,
-            connections_received: acc.connections_received + f.connections_received,
-            connected_clients: acc.connected_clients + f.connected_clients,
-            commands_processed: acc.commands_processed + f.commands_processed,
-            rejected_connections: acc.rejected_connections + f.rejected_connections,
-        });
+    let start = ShardFigures {
+        rewrite_running_s: -1,
+        last_rewrite_s: -1,
+        ..ShardFigures::default()
+    };
+    let total = figures.iter().fold(start, |acc, f| ShardFigures {
+        keys: acc.keys + f.keys,
+        expires: acc.expires + f.expires,
+        connections_received: acc.connections_received + f.connections_received,
+        connected_clients: acc.connected_clients + f.connected_clients,
+        commands_processed: acc.commands_processed + f.commands_processed,
+        rejected_connections: acc.rejected_connections + f.rejected_connections,
+        aof_current_size: acc.aof_current_size + f.aof_current_size,
+        aof_base_size: acc.aof_base_size + f.aof_base_size,
+        aof_buffer_length: acc.aof_buffer_length + f.aof_buffer_length,
+        aof_write_failed: acc.aof_write_failed + f.aof_write_failed,
+        aof_changes: acc.aof_changes + f.aof_changes,
+        rewrite_running_s: acc.rewrite_running_s.max(f.rewrite_running_s),
+        rewrite_failed: acc.rewrite_failed + f.rewrite_failed,
+        rewrites: acc.rewrites + f.rewrites,
+        last_rewrite_s: acc.last_rewrite_s.max(f.last_rewrite_s),
+        last_rewrite_unix: acc.last_rewrite_unix.max(f.last_rewrite_unix),
+        rewrite_requested: acc.rewrite_requested + f.rewrite_requested,
+    });
     let shared = &shard.shared;
     let mut text = String::new();
     if want("server") {
@@ -77,6 +121,9 @@ pub async fn info(shard: &Rc<Shard>, _session: &Session, args: &[Bytes]) -> Fram
             total.connections_received, total.commands_processed, total.rejected_connections
         ));
     }
+    if want("persistence") {
+        persistence(&mut text, shard, &total);
+    }
     if want("keyspace") {
         text.push_str("# Keyspace\r\n");
         if total.keys > 0 {
@@ -95,6 +142,40 @@ pub async fn info(shard: &Rc<Shard>, _session: &Session, args: &[Bytes]) -> Fram
     }
 }
 
+/// `# Persistence` with Redis 7's field names; sizes and counts are summed over the shards'
+/// logs, times are the longest of any shard, a status is `err` when any shard's is.
+fn persistence(text: &mut String, shard: &Shard, total: &ShardFigures) {
+    let in_progress = i32::from(total.rewrite_running_s >= 0);
+    let enabled = shard.aof.is_some();
+    let status = |failed: bool| if failed { "err" } else { "ok" };
+    text.push_str(&format!(
+        "# Persistence\r\nloading:0\r\nasync_loading:0\r\n\
+         rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\n\
+         rdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\n\
+         aof_enabled:{}\r\naof_rewrite_in_progress:{in_progress}\r\n\
+         aof_rewrite_scheduled:{}\r\naof_last_rewrite_time_sec:{}\r\n\
+         aof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\n\
+         aof_rewrites:{}\r\naof_last_write_status:{}\r\n",
+        total.aof_changes,
+        total.last_rewrite_unix.max(start_unix(shard)),
+        i32::from(enabled),
+        i32::from(total.rewrite_requested > 0),
+        total.last_rewrite_s,
+        total.rewrite_running_s,
+        status(total.rewrite_failed > 0),
+        total.rewrites,
+        status(total.aof_write_failed > 0),
+    ));
+    if enabled {
+        text.push_str(&format!(
+            "aof_current_size:{}\r\naof_base_size:{}\r\naof_pending_rewrite:0\r\n\
+             aof_buffer_length:{}\r\naof_pending_bio_fsync:0\r\naof_delayed_fsync:0\r\n",
+            total.aof_current_size, total.aof_base_size, total.aof_buffer_length
+        ));
+    }
+    text.push_str("\r\n");
+}
+
 async fn gather(shard: &Rc<Shard>) -> Vec<ShardFigures> {
     let replies = shard
         .run_on_all(|| {
@@ -109,6 +190,32 @@ async fn gather(shard: &Rc<Shard>) -> Vec<ShardFigures> {
                         info.connected_clients.get() as i64,
                         info.commands_processed.get() as i64,
                         info.rejected_connections.get() as i64,
+                        s.aof.as_ref().map_or(0, |a| a.current_size() as i64),
+                        s.aof.as_ref().map_or(0, |a| a.base_size.get() as i64),
+                        s.aof.as_ref().map_or(0, |a| a.writer.buffered() as i64),
+                        s.aof
+                            .as_ref()
+                            .map_or(0, |a| i64::from(a.writer.write_failed())),
+                        s.aof.as_ref().map_or(0, |a| a.writer.appended() as i64),
+                        s.aof.as_ref().map_or(0, |a| {
+                            a.rewrite
+                                .started
+                                .get()
+                                .map_or(-1, |t| t.elapsed().as_secs() as i64)
+                        }),
+                        s.aof
+                            .as_ref()
+                            .map_or(0, |a| i64::from(a.rewrite.last_failed.get())),
+                        s.aof.as_ref().map_or(0, |a| a.rewrite.done.get() as i64),
+                        s.aof
+                            .as_ref()
+                            .map_or(-1, |a| a.rewrite.last_duration_s.get()),
+                        s.aof
+                            .as_ref()
+                            .map_or(0, |a| a.rewrite.last_ok_unix.get() as i64),
+                        s.aof
+                            .as_ref()
+                            .map_or(0, |a| i64::from(a.rewrite.requested.get())),
                     ]
                     .into_iter()
                     .map(Frame::Integer)
@@ -120,7 +227,7 @@ async fn gather(shard: &Rc<Shard>) -> Vec<ShardFigures> {
     replies
         .into_iter()
         .map(|frame| {
-            let mut v = [0i64; 6];
+            let mut v = [0i64; 17];
             if let Frame::Array(items) = frame {
                 for (slot, item) in v.iter_mut().zip(items) {
                     if let Frame::Integer(n) = item {
@@ -135,6 +242,17 @@ async fn gather(shard: &Rc<Shard>) -> Vec<ShardFigures> {
                 connected_clients: v[3],
                 commands_processed: v[4],
                 rejected_connections: v[5],
+                aof_current_size: v[6],
+                aof_base_size: v[7],
+                aof_buffer_length: v[8],
+                aof_write_failed: v[9],
+                aof_changes: v[10],
+                rewrite_running_s: v[11],
+                rewrite_failed: v[12],
+                rewrites: v[13],
+                last_rewrite_s: v[14],
+                last_rewrite_unix: v[15],
+                rewrite_requested: v[16],
             }
         })
         .collect()

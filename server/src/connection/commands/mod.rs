@@ -8,6 +8,7 @@ mod command_info;
 mod config_get;
 mod info;
 mod keyspace_wide;
+mod persistence;
 
 use std::rc::Rc;
 
@@ -57,6 +58,8 @@ pub async fn execute(
         },
         "client" => client::client(shard, session, &args),
         "info" => info::info(shard, session, &args).await,
+        "lastsave" => info::last_save(shard).await,
+        "bgrewriteaof" | "bgsave" | "save" => persistence::rewrite(shard, spec.name).await,
         "config" => config_get::config(shard, &args),
         "command" => command_info::command(&args),
         "debug" => admin::debug(shard, &args),

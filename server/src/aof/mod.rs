@@ -1,0 +1,216 @@
+//! Durability: one append-only log per shard (Redis 7 AOF semantics, README "Persistence").
+//!
+//! Every shard appends the write commands it executes, RESP-encoded ([`record`],
+//! [`propagate`]), to its log under `<data-dir>/appendonlydir/`: the files its [`manifest`]
+//! names (`shard-<N>.aof` until the first rewrite). A per-shard flusher writes them with
+//! group commit ([`writer`]); at start each shard replays its own files before it accepts
+//! connections ([`replay`]), all shards in parallel; a rewrite ([`rewrite`]) compacts them
+//! into a base file from a point-in-time view; `shardline check-aof` ([`check`]) checks one.
+//! `<data-dir>/appendonlydir/shards` records the shard count the logs were written with: keys
+//! are placed by owner shard, so a start with another `--smp` first moves every key to its
+//! new owner shard ([`reshard`]).
+
+pub mod check;
+pub mod manifest;
+pub mod propagate;
+pub mod record;
+pub mod replay;
+pub mod reshard;
+pub mod rewrite;
+pub mod writer;
+
+use std::cell::{Cell, RefCell};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use bytes::Bytes;
+use clap::ValueEnum;
+use glommio::io::{BufferedFile, OpenOptions};
+
+use crate::cmd::lookup;
+use crate::keyspace::Db;
+use crate::resp::Frame;
+pub use manifest::Manifest;
+pub use replay::Replayed;
+pub use writer::{LogWriter, WriterStats};
+
+/// `--appendonly`: whether the log is kept (Redis's `appendonly`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AppendOnly {
+    /// Log every write and replay the log at start.
+    Yes,
+    /// Keep nothing: every key is lost at restart.
+    No,
+}
+
+/// `--appendfsync`: when the log is forced to disk (Redis's `appendfsync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AppendFsync {
+    /// A write's reply leaves only after its record is fdatasync'ed; one fdatasync covers
+    /// every record appended on the shard while the previous one ran (group commit).
+    Always,
+    /// Records are written at once (they survive a crash of the process) and fdatasync'ed
+    /// once a second (an OS crash or power loss loses up to about a second).
+    Everysec,
+    /// Records are written at once; the OS decides when they reach the disk.
+    No,
+}
+
+/// The directory holding the logs (Redis 7's `appenddirname` default).
+pub const DIR_NAME: &str = "appendonlydir";
+
+/// `<data_dir>/appendonlydir`.
+pub fn log_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join(DIR_NAME)
+}
+
+/// Deletes this shard's files that its manifest does not name: what a crash in the middle of
+/// a rewrite leaves (a temporary base, an incremental file never committed, old files).
+async fn remove_orphans(dir: &Path, shard: usize, manifest: &Manifest) {
+    let prefix = format!("shard-{shard}.");
+    let keep: Vec<&String> = manifest.base.iter().chain(manifest.incrs.iter()).collect();
+    // Listing the directory is a blocking call; it runs once, before the shard serves.
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&prefix)
+            && name != format!("{prefix}manifest")
+            && !keep.contains(&&name)
+        {
+            if let Ok(file) = BufferedFile::open(dir.join(&name)).await {
+                if file.remove().await.is_ok() {
+                    tracing::info!("removed {name}, left by an interrupted log rewrite");
+                }
+            }
+        }
+    }
+}
+
+/// One shard's log: the writer, its files and what replay found at start.
+pub struct Aof {
+    /// The writer of this shard's log.
+    pub writer: Rc<LogWriter>,
+    /// What the replay at start did (over all files).
+    pub replayed: Replayed,
+    /// Path of the first file replayed, for messages.
+    pub path: String,
+    /// `<data-dir>/appendonlydir`.
+    pub dir: PathBuf,
+    /// This shard's index.
+    pub shard: usize,
+    /// The files of the log now.
+    pub manifest: RefCell<Manifest>,
+    /// Bytes in the base file (INFO `aof_base_size`).
+    pub base_size: Cell<u64>,
+    /// Bytes in the files before the one being appended to.
+    pub older_size: Cell<u64>,
+    /// Rewrite status for INFO and the auto-rewrite rule.
+    pub rewrite: rewrite::RewriteStatus,
+}
+
+impl Aof {
+    /// Opens shard `shard`'s log under `data_dir` (its manifest's files, creating the first
+    /// file if missing), replays every file in order into `db` and returns the log ready for
+    /// appending. Turns on expiry tracking in `db`.
+    ///
+    /// Errors: `path:offset: what` for a corrupt file, or an I/O error with the path.
+    pub async fn open(
+        data_dir: &Path,
+        shard: usize,
+        fsync: AppendFsync,
+        db: &mut Db,
+    ) -> Result<Self, String> {
+        // glommio opens a directory (for its fsync) only by absolute path.
+        let dir = std::path::absolute(log_dir(data_dir))
+            .map_err(|err| format!("{}: {err}", data_dir.display()))?;
+        let manifest = Manifest::load(&dir, shard).await?;
+        let mut files: Vec<(String, bool)> = Vec::new();
+        if let Some(base) = &manifest.base {
+            files.push((base.clone(), true));
+        }
+        files.extend(manifest.incrs.iter().map(|name| (name.clone(), false)));
+        let mut total = Replayed::default();
+        let (mut older, mut base_size) = (0, 0);
+        let mut last = None;
+        let count = files.len();
+        for (i, (name, is_base)) in files.into_iter().enumerate() {
+            let path = dir.join(&name);
+            let shown = path.display().to_string();
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(i + 1 == count)
+                .buffered_open(&path)
+                .await
+                .map_err(|err| format!("cannot open {shown}: {err}"))?;
+            let replayed = replay::replay(&file, &shown, db, !is_base).await?;
+            total.records += replayed.records;
+            total.truncated += replayed.truncated;
+            total.size += replayed.size;
+            if is_base {
+                base_size = replayed.size;
+            }
+            if i + 1 == count {
+                last = Some((file, shown, replayed.size));
+            } else {
+                older += replayed.size;
+                let _ = file.close().await;
+            }
+        }
+        let Some((file, shown, size)) = last else {
+            return Err(format!("{}: no file to append to", dir.display()));
+        };
+        remove_orphans(&dir, shard, &manifest).await;
+        db.track_expired(true);
+        Ok(Self {
+            writer: LogWriter::new(file, shown.clone(), size, fsync),
+            replayed: total,
+            path: shown,
+            dir,
+            shard,
+            manifest: RefCell::new(manifest),
+            base_size: Cell::new(base_size),
+            older_size: Cell::new(older),
+            rewrite: rewrite::RewriteStatus::new(base_size.max(total.size)),
+        })
+    }
+
+    /// Bytes in all files of the log plus bytes buffered (INFO `aof_current_size`).
+    pub fn current_size(&self) -> u64 {
+        self.older_size.get() + self.writer.current_size()
+    }
+
+    /// Logs what one executed command did: a `DEL` for each key that expiry removed on the
+    /// way, then — for a write command that changed `db` (its dirty counter moved past
+    /// `dirty_before`) — its record(s) in replay-deterministic form.
+    pub fn log_command(&self, db: &mut Db, args: &[Bytes], reply: &Frame, dirty_before: u64) {
+        let expired = db.take_expired();
+        let changed = (db.dirty() != dirty_before && !matches!(reply, Frame::Error(_)))
+            .then(|| args.first().and_then(|name| lookup(name)))
+            .flatten()
+            .filter(|spec| spec.has_flag("write"));
+        self.writer.append(|out| {
+            for key in &expired {
+                record::encode(out, &[&b"DEL"[..], key]);
+            }
+            let mut added = expired.len() as u64;
+            if let Some(spec) = changed {
+                added += propagate::append_records(out, spec.name, args, reply, db);
+            }
+            added
+        });
+    }
+
+    /// Logs a `DEL` for each key the expiry sweep removed.
+    pub fn log_expired(&self, db: &mut Db) {
+        let expired = db.take_expired();
+        self.writer.append(|out| {
+            for key in &expired {
+                record::encode(out, &[&b"DEL"[..], key]);
+            }
+            expired.len() as u64
+        });
+    }
+}

@@ -1,0 +1,339 @@
+//! The per-shard log writer with group commit (Redis 7 `flushAppendOnlyFile`, one flush per
+//! loop turn): commands append their records to an in-memory buffer; one flusher task per
+//! shard writes the whole buffer through glommio's io_uring [`BufferedFile`] and, with
+//! `appendfsync always`, covers it with one `fdatasync` before the replies of every record in
+//! it are released. Records appended while a write is in flight form the next group.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+use futures_channel::oneshot;
+use glommio::io::BufferedFile;
+use tracing::error;
+
+use super::record::encode;
+use super::AppendFsync;
+
+/// What runs once the records a reply depends on are on disk: it sends the reply.
+pub type Release = Box<dyn FnOnce()>;
+
+/// One shard's open log and the records not yet written to it.
+pub struct LogWriter {
+    file: RefCell<Rc<BufferedFile>>,
+    path: RefCell<String>,
+    /// One group write (and file switch) at a time: the flusher, a shutdown flush and a
+    /// rewrite's switch take turns.
+    lock: glommio::sync::Semaphore,
+    /// A switch to a new incremental file: (bytes of the buffer that still belong to the
+    /// current file, the new file, its path). Set by a rewrite; done by the next group write.
+    rotation: RefCell<Option<(usize, BufferedFile, String)>>,
+    fsync: AppendFsync,
+    buf: RefCell<Vec<u8>>,
+    /// Records appended since start (sequence numbers are 1-based).
+    appended: Cell<u64>,
+    /// Records written to the file.
+    written: Cell<u64>,
+    /// Records covered by an fdatasync.
+    synced: Cell<u64>,
+    /// Bytes in the file (its write position).
+    size: Cell<u64>,
+    /// Replies waiting for their record's fdatasync (`always`): (sequence, release).
+    waiters: RefCell<VecDeque<(u64, Release)>>,
+    flusher: Cell<Option<Waker>>,
+    /// Whether the last write or fdatasync failed (INFO `aof_last_write_status`).
+    write_failed: Cell<bool>,
+    stats: RefCell<WriterStats>,
+}
+
+/// Counters of one writer, for metrics and INFO.
+#[derive(Debug, Default, Clone)]
+pub struct WriterStats {
+    /// Records appended.
+    pub records: u64,
+    /// Bytes written to the file.
+    pub bytes_written: u64,
+    /// fdatasync calls completed.
+    pub fsyncs: u64,
+    /// Records covered by those fdatasync calls (`records_synced / fsyncs` = group size).
+    pub records_synced: u64,
+    /// Duration of each fdatasync not yet taken by [`LogWriter::take_fsync_latencies`], µs.
+    pub fsync_latencies_us: Vec<u64>,
+}
+
+impl LogWriter {
+    /// A writer appending to `file`, whose current size is `size` bytes.
+    pub fn new(file: BufferedFile, path: String, size: u64, fsync: AppendFsync) -> Rc<Self> {
+        Rc::new(Self {
+            file: RefCell::new(Rc::new(file)),
+            path: RefCell::new(path),
+            lock: glommio::sync::Semaphore::new(1),
+            rotation: RefCell::new(None),
+            fsync,
+            buf: RefCell::new(Vec::with_capacity(64 << 10)),
+            appended: Cell::new(0),
+            written: Cell::new(0),
+            synced: Cell::new(0),
+            size: Cell::new(size),
+            waiters: RefCell::new(VecDeque::new()),
+            flusher: Cell::new(None),
+            write_failed: Cell::new(false),
+            stats: RefCell::new(WriterStats::default()),
+        })
+    }
+
+    /// Appends records with `fill` (which writes zero or more complete records into the
+    /// buffer and returns how many) and wakes the flusher.
+    pub fn append(&self, fill: impl FnOnce(&mut Vec<u8>) -> u64) {
+        let added = fill(&mut self.buf.borrow_mut());
+        if added == 0 {
+            return;
+        }
+        self.appended.set(self.appended.get() + added);
+        self.stats.borrow_mut().records += added;
+        if let Some(waker) = self.flusher.take() {
+            waker.wake();
+        }
+    }
+
+    /// Where the next record goes: (buffer length, records appended). Taken at the start of a
+    /// transaction that runs synchronously (no await until [`Self::wrap_multi`]).
+    pub fn mark(&self) -> (usize, u64) {
+        (self.buf.borrow().len(), self.appended.get())
+    }
+
+    /// Wraps the records appended since `mark` in `MULTI` … `EXEC`, so replay applies them all
+    /// or none (Redis 7 writes a transaction the same way). Nothing when none was appended.
+    pub fn wrap_multi(&self, mark: (usize, u64)) {
+        let (start, seq) = mark;
+        if self.appended.get() == seq {
+            return;
+        }
+        let mut buf = self.buf.borrow_mut();
+        let mut multi = Vec::new();
+        encode(&mut multi, &[&b"MULTI"[..]]);
+        buf.splice(start..start, multi);
+        encode(&mut buf, &[&b"EXEC"[..]]);
+        drop(buf);
+        self.appended.set(self.appended.get() + 2);
+        self.stats.borrow_mut().records += 2;
+    }
+
+    /// With `appendfsync always`: a signal that resolves once every record appended so far is
+    /// on disk, or `None` when nothing is pending (or the policy is not `always`).
+    pub fn barrier(&self) -> Option<oneshot::Receiver<()>> {
+        if !self.pending() {
+            return None;
+        }
+        let (signal, wait) = oneshot::channel();
+        self.after_sync(Box::new(move || {
+            let _ = signal.send(());
+        }));
+        Some(wait)
+    }
+
+    /// Whether, under `appendfsync always`, records appended so far still wait for their
+    /// fdatasync (a reply leaving now could announce a write a crash would lose).
+    pub fn pending(&self) -> bool {
+        self.fsync == AppendFsync::Always && self.synced.get() < self.appended.get()
+    }
+
+    /// Runs `release` once every record appended so far is on disk (at once if none waits).
+    pub fn after_sync(&self, release: Release) {
+        if self.pending() {
+            self.waiters
+                .borrow_mut()
+                .push_back((self.appended.get(), release));
+        } else {
+            release();
+        }
+    }
+
+    /// From now on, records go to `file` (a new, empty incremental log at `path`): those
+    /// appended before this call still go to the current file, which is fdatasync'ed before
+    /// the switch. Called in the same synchronous step as the keyspace snapshot starts.
+    pub fn rotate(&self, file: BufferedFile, path: String) {
+        let at = self.buf.borrow().len();
+        *self.rotation.borrow_mut() = Some((at, file, path));
+        if let Some(waker) = self.flusher.take() {
+            waker.wake();
+        }
+    }
+
+    /// Waits until a switch asked by [`Self::rotate`] is done.
+    pub async fn rotated(&self) {
+        while self.rotation.borrow().is_some() {
+            self.write_group(self.fsync == AppendFsync::Always).await;
+        }
+    }
+
+    /// Path of the file records are appended to now.
+    pub fn path(&self) -> String {
+        self.path.borrow().clone()
+    }
+
+    /// Bytes in the current file plus bytes buffered.
+    pub fn current_size(&self) -> u64 {
+        self.size.get() + self.buf.borrow().len() as u64
+    }
+
+    /// Bytes appended but not yet handed to the file (INFO `aof_buffer_length`).
+    pub fn buffered(&self) -> u64 {
+        self.buf.borrow().len() as u64
+    }
+
+    /// Records appended since start (INFO `rdb_changes_since_last_save`).
+    pub fn appended(&self) -> u64 {
+        self.appended.get()
+    }
+
+    /// Whether the last write or fdatasync failed.
+    pub fn write_failed(&self) -> bool {
+        self.write_failed.get()
+    }
+
+    /// A copy of the counters, taking the fsync latencies recorded since the last call.
+    pub fn take_stats(&self) -> WriterStats {
+        let mut stats = self.stats.borrow_mut();
+        let copy = stats.clone();
+        stats.fsync_latencies_us.clear();
+        copy
+    }
+
+    /// The flusher task: writes each group, fdatasyncs it under `always`, releases its
+    /// replies. Runs until the shard stops (cancelled), after [`Self::flush`] at shutdown.
+    pub async fn run_flusher(self: Rc<Self>) {
+        loop {
+            poll_fn(|cx| {
+                if self.buf.borrow().is_empty() && self.rotation.borrow().is_none() {
+                    self.flusher.set(Some(cx.waker().clone()));
+                    Poll::Pending
+                } else {
+                    Poll::Ready(())
+                }
+            })
+            .await;
+            self.write_group(self.fsync == AppendFsync::Always).await;
+        }
+    }
+
+    /// `appendfsync everysec`: one fdatasync a second when something was written since the
+    /// last one (Redis runs it in a background thread; here it is an io_uring request).
+    pub async fn run_everysec(self: Rc<Self>) {
+        loop {
+            glommio::timer::sleep(Duration::from_secs(1)).await;
+            if self.synced.get() < self.written.get() {
+                let upto = self.written.get();
+                if self.sync().await {
+                    self.synced.set(upto);
+                }
+            }
+        }
+    }
+
+    /// Writes and fdatasyncs everything appended so far (shutdown; `SAVE`).
+    pub async fn flush(&self) {
+        while !self.buf.borrow().is_empty() || self.rotation.borrow().is_some() {
+            self.write_group(true).await;
+        }
+        if self.synced.get() < self.written.get() {
+            let upto = self.written.get();
+            if self.sync().await {
+                self.synced.set(upto);
+            }
+        }
+    }
+
+    async fn write_group(&self, sync: bool) {
+        let Ok(_turn) = self.lock.acquire_permit(1).await else {
+            return;
+        };
+        let mut data = std::mem::take(&mut *self.buf.borrow_mut());
+        let upto = self.appended.get();
+        let len = data.len() as u64;
+        let rotation = self.rotation.borrow_mut().take();
+        if let Some((at, file, path)) = rotation {
+            let rest = data.split_off(at.min(data.len()));
+            self.write_all(data).await;
+            while !self.sync().await {}
+            *self.file.borrow_mut() = Rc::new(file);
+            *self.path.borrow_mut() = path;
+            self.size.set(0);
+            data = rest;
+        }
+        self.write_all(data).await;
+        self.written.set(upto);
+        self.stats.borrow_mut().bytes_written += len;
+        if sync {
+            // A failed fdatasync is retried (after a pause): the replies wait meanwhile.
+            while !self.sync().await {}
+            self.stats.borrow_mut().records_synced += upto - self.synced.get();
+            self.synced.set(upto);
+        }
+        if self.fsync != AppendFsync::Always {
+            return;
+        }
+        let mut waiters = self.waiters.borrow_mut();
+        while waiters
+            .front()
+            .is_some_and(|(seq, _)| *seq <= self.synced.get())
+        {
+            if let Some((_, release)) = waiters.pop_front() {
+                release();
+            }
+        }
+    }
+
+    /// Writes `data` at the end of the file, retrying (once a second) until it is all written:
+    /// a record is never skipped, so the log never has a hole.
+    async fn write_all(&self, data: Vec<u8>) {
+        // glommio takes the buffer; a copy keeps the bytes for a retry after an error.
+        let mut done = 0;
+        while done < data.len() {
+            let pos = self.size.get();
+            let file = self.file.borrow().clone();
+            match file.write_at(data[done..].to_vec(), pos).await {
+                Ok(n) if n > 0 => {
+                    done += n;
+                    self.size.set(pos + n as u64);
+                    self.write_failed.set(false);
+                }
+                Ok(_) => self.failed("wrote 0 bytes").await,
+                Err(err) => self.failed(&err.to_string()).await,
+            }
+        }
+    }
+
+    async fn sync(&self) -> bool {
+        let started = Instant::now();
+        let file = self.file.borrow().clone();
+        match file.fdatasync().await {
+            Ok(()) => {
+                let mut stats = self.stats.borrow_mut();
+                stats.fsyncs += 1;
+                stats
+                    .fsync_latencies_us
+                    .push(started.elapsed().as_micros() as u64);
+                true
+            }
+            Err(err) => {
+                self.failed(&format!("fdatasync: {err}")).await;
+                false
+            }
+        }
+    }
+
+    async fn failed(&self, what: &str) {
+        if !self.write_failed.replace(true) {
+            error!(
+                "append-only log {}: {what}; retrying every second (replies of writes with \
+                 appendfsync always wait)",
+                self.path.borrow()
+            );
+        }
+        glommio::timer::sleep(Duration::from_secs(1)).await;
+    }
+}
