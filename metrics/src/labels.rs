@@ -76,6 +76,8 @@ pub mod tls_failure {
     pub const PROTOCOL: &str = "protocol";
     /// Setting up the TLS session failed on our side.
     pub const INTERNAL: &str = "internal";
+    /// The client closed while its ClientHello waited for a login slot: not answered.
+    pub const ABANDONED: &str = "abandoned";
 }
 
 /// `kind` of `shardline_command_errors_total`.

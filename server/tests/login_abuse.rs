@@ -1,4 +1,5 @@
-//! Hostile and hopeless logins: a queued login whose client has gone is not hashed, and a
+//! Hostile and hopeless logins: a queued login whose client has gone is not hashed (nor its
+//! queued handshake answered), and a
 //! connection is closed after `--max-auth-failures` wrong passwords; a well-behaved client
 //! on the same shard logs in and is served throughout.
 
@@ -90,6 +91,25 @@ fn a_queued_login_whose_client_left_is_not_hashed() {
             let _ = client.shutdown();
         }
     }
+    // Three more send their ClientHello, see no answer within 50 ms (the slot is taken) and
+    // leave: the server must not answer those handshakes either.
+    let impatient: Vec<_> = (0..3)
+        .map(|_| {
+            let (addr, cert) = (server.addr, server.cert());
+            std::thread::spawn(move || {
+                let mut builder =
+                    SslConnector::builder(SslMethod::tls_client()).expect("connector");
+                builder.set_ca_file(cert).expect("ca");
+                let tcp = TcpStream::connect(addr).expect("connect");
+                tcp.set_read_timeout(Some(Duration::from_millis(50)))
+                    .expect("timeout");
+                builder.build().connect("localhost", tcp).is_err()
+            })
+        })
+        .collect();
+    for client in impatient {
+        assert!(client.join().expect("thread"), "a handshake was answered");
+    }
     // The well-behaved client queues last and still gets in.
     bystander.roundtrip(&[b"AUTH", b"fast", b"fast-pw"], b"+OK\r\n");
     bystander.roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
@@ -97,6 +117,13 @@ fn a_queued_login_whose_client_left_is_not_hashed() {
     holder.read_exact(&mut reply).expect("holder reply");
     assert_eq!(&reply, b"+OK\r\n");
     common::wait_for(|| logins(&server, "abandoned") == 5.0);
+    assert_eq!(
+        server.metric(
+            "shardline_tls_handshakes_failed_total",
+            &[("reason", "abandoned")]
+        ),
+        3.0
+    );
     assert_eq!(logins(&server, "accepted"), 2.0);
     assert_eq!(
         server.metric("shardline_password_hash_duration_seconds_count", &[]),

@@ -61,6 +61,10 @@ pub(super) async fn handshake(
             Ok(ErrorQueueChecked::new(tls))
         }
         Ok(Err(_)) if tls.get_ref().was_shed() => Err(CloseReason::Shed),
+        Ok(Err(_)) if tls.get_ref().was_abandoned() => {
+            shard.metrics.tls_handshake_failed("abandoned");
+            Err(CloseReason::ClientClosed)
+        }
         Ok(Err(err)) => {
             let reason = if err.io_error().is_some() {
                 "io"

@@ -9,11 +9,16 @@
 //! shed after `--login-queue-timeout-ms`) before OpenSSL sees it, and the slot is given back as
 //! soon as a read would block: the server's flight is out and the client is the one to act.
 //!
+//! A client that closed its connection while its ClientHello waited for the slot is not
+//! answered: the slot passes on at once (see [`super::peer`]), instead of paying the key
+//! exchange and the signature for nobody.
+//!
 //! It also tells the handshake's [`HandshakeClock`] about every byte moved and every wait
 //! for a slot, until [`LoginGatedStream::handshake_done`].
 
 use std::future::Future;
 use std::io;
+use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
@@ -22,6 +27,7 @@ use futures_lite::{AsyncRead, AsyncWrite};
 use shardline_auth::{LoginPermit, LoginShed};
 
 use super::handshake_clock::HandshakeClock;
+use super::peer::peer_closed;
 use crate::shard::Shard;
 
 type Admission = Pin<Box<dyn Future<Output = Result<LoginPermit, LoginShed>>>>;
@@ -30,6 +36,8 @@ type Admission = Pin<Box<dyn Future<Output = Result<LoginPermit, LoginShed>>>>;
 /// module docs. After [`LoginGatedStream::end_gating`] it is a plain pass-through.
 pub struct LoginGatedStream<S> {
     inner: S,
+    /// The raw socket under `inner`, to ask whether the client has gone.
+    fd: RawFd,
     shard: Rc<Shard>,
     gating: bool,
     permit: Option<LoginPermit>,
@@ -37,16 +45,18 @@ pub struct LoginGatedStream<S> {
     /// Bytes read from the socket that wait for a slot (or for a larger read buffer).
     stash: Vec<u8>,
     shed: bool,
+    abandoned: bool,
     /// Whether the handshake has written its first flight.
     replied: bool,
     /// The handshake's progress record; `None` once the handshake is done.
     clock: Option<Rc<HandshakeClock>>,
 }
 
-impl<S> LoginGatedStream<S> {
+impl<S: AsRawFd> LoginGatedStream<S> {
     /// Wraps `inner`; slots come from `shard`'s login gate, progress goes to `clock`.
     pub fn new(inner: S, shard: Rc<Shard>, clock: Rc<HandshakeClock>) -> Self {
         Self {
+            fd: inner.as_raw_fd(),
             inner,
             shard,
             gating: true,
@@ -54,11 +64,14 @@ impl<S> LoginGatedStream<S> {
             admission: None,
             stash: Vec::new(),
             shed: false,
+            abandoned: false,
             replied: false,
             clock: Some(clock),
         }
     }
+}
 
+impl<S> LoginGatedStream<S> {
     /// The handshake completed: release the slot and stop recording progress.
     pub fn handshake_done(&mut self) {
         self.end_gating();
@@ -81,6 +94,12 @@ impl<S> LoginGatedStream<S> {
     /// Whether a read failed because the login queue timed out.
     pub fn was_shed(&self) -> bool {
         self.shed
+    }
+
+    /// Whether a read failed because the client had closed the connection by the time its
+    /// bytes got a login slot.
+    pub fn was_abandoned(&self) -> bool {
+        self.abandoned
     }
 
     fn take_stash(&mut self, buf: &mut [u8]) -> usize {
@@ -148,6 +167,12 @@ impl<S: AsyncRead + Unpin> AsyncRead for LoginGatedStream<S> {
             }
             match admitted {
                 Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(_)) if peer_closed(this.fd) => {
+                    // Dropping the permit hands the slot to the next in line.
+                    this.abandoned = true;
+                    this.admission = None;
+                    return Poll::Ready(Err(io::ErrorKind::ConnectionAborted.into()));
+                }
                 Poll::Ready(Ok(permit)) => this.permit = Some(permit),
                 Poll::Ready(Err(shed)) => {
                     this.shed = true;

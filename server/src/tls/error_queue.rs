@@ -27,6 +27,8 @@ use futures_lite::{AsyncRead, AsyncWrite};
 /// (entry or exit) and the queued errors (which the check drains).
 #[inline]
 pub fn guarded<T>(what: &str, op: impl FnOnce() -> T) -> T {
+    #[cfg(not(debug_assertions))]
+    let _ = what;
     #[cfg(debug_assertions)]
     assert_empty(what, "entry to");
     let result = op();
