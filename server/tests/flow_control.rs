@@ -233,6 +233,12 @@ fn a_client_over_the_hard_output_limit_is_closed_and_counted() {
         "closed before every reply: got {received} bytes"
     );
     common::wait_for(|| closed(&server) == before + 1.0);
+    common::wait_for(|| {
+        server
+            .log_lines()
+            .iter()
+            .any(|l| l.contains("closed for overcoming its output buffer limit"))
+    });
     // The shard's output-buffer gauge drops back when the client is gone.
     common::wait_for(|| server.metric("shardline_client_output_buffer_bytes", &[]) == 0.0);
     setup.roundtrip(&[b"PING"], b"+PONG\r\n");

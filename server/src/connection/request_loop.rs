@@ -192,11 +192,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
         self.account_output();
         let pending = self.pipeline.out.len();
         if self.output_check.exceeded(pending, Instant::now()) {
-            tracing::debug!(
-                "shard {}: client {} closed: {pending} unwritten reply bytes exceed \
-                 client-output-buffer-limit",
+            tracing::warn!(
+                "shard {}: client id={} addr={} closed for overcoming its output buffer limit: \
+                 {pending} unwritten reply bytes (--client-output-buffer-limit)",
                 self.shard.id,
-                self.session.id
+                self.session.id,
+                self.session.peer.map(|a| a.to_string()).unwrap_or_default()
             );
             return Err(CloseReason::OutputBufferLimit);
         }

@@ -115,10 +115,34 @@ pub fn build_acceptor(
 /// Creates a self-signed ECDSA P-256 certificate (SAN: localhost, 127.0.0.1, ::1; valid 825
 /// days) at `cert` and `key` unless both exist. Returns whether it generated them.
 ///
-/// The key file is written with mode 0600. Errors: OpenSSL failures or I/O errors writing.
+/// The key file is written with mode 0600. Errors: OpenSSL failures, I/O errors writing, and
+/// [`TlsError::Io`] naming the missing file when only one of the two exists (it is never
+/// overwritten).
 pub fn ensure_dev_certificate(cert: &Path, key: &Path) -> Result<bool, TlsError> {
-    if cert.exists() && key.exists() {
-        return Ok(false);
+    match (cert.exists(), key.exists()) {
+        (true, true) => return Ok(false),
+        (false, false) => {}
+        // Never overwrite half of a pair: it may be the user's own certificate or key.
+        (true, false) | (false, true) => {
+            let (present, missing) = if cert.exists() {
+                (cert, key)
+            } else {
+                (key, cert)
+            };
+            return Err(TlsError::Io {
+                path: missing.to_path_buf(),
+                source: io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!(
+                        "{} exists but {} does not; restore it, pass --tls-cert and --tls-key, \
+                         or remove {} to generate a new development pair",
+                        present.display(),
+                        missing.display(),
+                        present.display()
+                    ),
+                ),
+            });
+        }
     }
     let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).map_err(ossl("P-256 group"))?;
     let ec = EcKey::generate(&group).map_err(ossl("generating the P-256 key"))?;
