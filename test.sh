@@ -13,6 +13,7 @@ command -v redis-cli >/dev/null || missing+=(redis-tools)
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v promtool >/dev/null || missing+=(prometheus)
 command -v mkpasswd >/dev/null || missing+=(whois)
+command -v openssl >/dev/null || missing+=(openssl)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 [ -e /usr/include/openssl/ssl.h ] || missing+=(libssl-dev)
 command -v c++ >/dev/null || missing+=(g++) # libFuzzer, for fuzz/run.sh

@@ -62,7 +62,8 @@ pub struct StormReport {
     /// Requests given up after [`StormConfig::give_up_after`] (and retried).
     #[serde(default)]
     pub gave_up: u64,
-    /// Completed requests (each one login) in each whole second since the start.
+    /// Completed requests (each one login) in each whole second since the start, up to the
+    /// last second with one before the end of the storm.
     #[serde(default)]
     pub per_second: Vec<u64>,
     /// From starting the TCP connect to the AUTH reply (handshake + login), ms.
@@ -101,12 +102,18 @@ impl Worker {
         self.first_error.get_or_insert(message);
     }
 
-    fn completed_at(&mut self, second: usize) {
+    /// One more completed request, done `since_start` after the storm began; the last,
+    /// partial second (requests finishing after the deadline) is not in `per_second`.
+    fn completed_at(&mut self, since_start: Duration, duration: Duration) {
+        self.completed += 1;
+        if since_start >= duration {
+            return;
+        }
+        let second = usize::try_from(since_start.as_secs()).unwrap_or(usize::MAX);
         if self.per_second.len() <= second {
             self.per_second.resize(second + 1, 0);
         }
         self.per_second[second] += 1;
-        self.completed += 1;
     }
 }
 
@@ -271,7 +278,7 @@ fn one_request(
             } else if let Some(err) = out.last().and_then(|r| r.as_error()) {
                 w.fail(Stage::Command, format!("command refused: {err}"));
             } else {
-                w.completed_at(usize::try_from((done - begin).as_secs()).unwrap_or(usize::MAX));
+                w.completed_at(done - begin, deadline - begin);
                 let _ = w.login.record(micros(first - t0));
                 let _ = w.request.record(micros(done - t0));
             }
