@@ -347,12 +347,9 @@ pub fn shardline_passwd(args: &[&std::ffi::OsStr], cwd: &Path, stdin: &[u8]) -> 
         .stderr(Stdio::piped())
         .spawn()
         .expect("shardline passwd");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin)
-        .expect("password");
+    // A run refused before it reads the password (e.g. too many rounds) may exit first:
+    // a broken pipe here is fine, its exit status and stderr tell.
+    let _ = child.stdin.take().expect("stdin").write_all(stdin);
     child.wait_with_output().expect("wait")
 }
 
