@@ -49,6 +49,9 @@ pub mod close_reason {
     pub const SHUTDOWN: &str = "shutdown";
     /// Unwritten replies went over `--client-output-buffer-limit`.
     pub const OUTPUT_BUFFER_LIMIT: &str = "output_buffer_limit";
+    /// Silent since accept (no ClientHello byte), its `--maxclients` place given to a new
+    /// connection.
+    pub const SILENT_EVICTED: &str = "silent_evicted";
 }
 
 /// `reason` of `shardline_connections_rejected_total`: why a connection was closed right

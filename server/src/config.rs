@@ -111,7 +111,9 @@ pub struct ServerConfig {
     pub tls: TlsSwitch,
     /// Longest a TLS handshake may go without progress (a byte read from or written to the
     /// client), in milliseconds, before the connection is closed; waits for a login slot do
-    /// not count.
+    /// not count. The handshake starts with the client's first byte: a connection that has
+    /// sent nothing is not timed, but once it has been silent this long it gives its place
+    /// to a new connection when --maxclients are connected.
     #[arg(long, env = "SHARDLINE_HANDSHAKE_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub handshake_timeout_ms: u64,
     /// Users file (`name:$6$…` lines). Default: <data-dir>/users, generated on first run with
@@ -232,9 +234,10 @@ pub struct ServerConfig {
     /// ticket resumes for one to two periods.
     #[arg(long, env = "SHARDLINE_TLS_TICKET_KEY_ROTATION", default_value = "1h", value_parser = at_least_one_second)]
     pub tls_ticket_key_rotation: Duration,
-    /// Longest a TLS handshake may take in all, in milliseconds, however steadily the client
-    /// sends (bounds a slowloris that sends a byte just before each --handshake-timeout-ms);
-    /// waits for a login slot do not count. At least --handshake-timeout-ms.
+    /// Longest a TLS handshake may take in all, from the client's first byte, in
+    /// milliseconds, however steadily the client sends (bounds a slowloris that sends a byte
+    /// just before each --handshake-timeout-ms); waits for a login slot do not count. At
+    /// least --handshake-timeout-ms.
     #[arg(long, env = "SHARDLINE_HANDSHAKE_MAX_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub handshake_max_ms: u64,
     /// Wrong passwords (WRONGPASS replies to AUTH or HELLO … AUTH) one connection may get;
@@ -254,7 +257,9 @@ pub struct ServerConfig {
     // Clients and file descriptors (issue 8).
     /// Most clients connected at once over all shards (Redis's maxclients). More are refused
     /// at accept: `-ERR max number of clients reached` with `--tls off`, closed at once with
-    /// TLS. Lowered at start, with a warning, when RLIMIT_NOFILE cannot hold it.
+    /// TLS — unless a TLS connection of the accepting shard has sent nothing for
+    /// --handshake-timeout-ms: that one is closed instead and the new one takes its place.
+    /// Lowered at start, with a warning, when RLIMIT_NOFILE cannot hold it.
     #[arg(long, env = "SHARDLINE_MAXCLIENTS", default_value_t = 10_000, value_parser = at_least(1))]
     pub maxclients: usize,
     /// Connections the `/metrics` endpoint serves at once; more wait in its listen queue.

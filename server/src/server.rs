@@ -19,6 +19,7 @@ use tracing::{error, info, warn};
 use crate::accept::{accept_loop, ClientSlots, SpareDescriptors};
 use crate::aof::{Aof, AppendFsync, AppendOnly};
 use crate::config::ServerConfig;
+use crate::connection::SilentConnections;
 use crate::forward::{serve_peer_requests, Peers, ShardRequest};
 use crate::keyspace::Db;
 use crate::shard::{InfoCounters, Shard, TaskQueues, EXPIRE_SWEEP_PERIOD};
@@ -297,6 +298,7 @@ async fn shard_main(
         queues: TaskQueues::create(config.auth_shares),
         info: InfoCounters::default(),
         aof,
+        silent: SilentConnections::default(),
     });
     if let Some(aof) = &shard.aof {
         shard.metrics.aof_replayed(aof.replayed.records);

@@ -15,6 +15,7 @@ use shardline_auth::{LoginGate, LoginPermit, LoginShed, Verifier};
 use shardline_metrics::ShardMetrics;
 
 use crate::aof::Aof;
+use crate::connection::SilentConnections;
 use crate::forward::{await_reply, Peers, ShardJob};
 use crate::keyspace::slot::owner_shard;
 use crate::keyspace::Db;
@@ -92,6 +93,8 @@ pub struct Shard {
     pub info: InfoCounters,
     /// This shard's append-only log; `None` with `--appendonly no`.
     pub aof: Option<Aof>,
+    /// Connections of this shard that have not sent their first byte.
+    pub silent: SilentConnections,
 }
 
 impl Shard {

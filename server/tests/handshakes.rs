@@ -1,7 +1,8 @@
 //! TLS handshake limits on real sockets: a slow client that keeps sending completes even when
 //! its handshake lasts longer than `--handshake-timeout-ms`; a trickle is cut at
-//! `--handshake-max-ms`; a well-behaved client on the same shard is served throughout.
-//! (A client that sends nothing is cut at the timeout: `lifecycle.rs`.)
+//! `--handshake-max-ms`; one that stops after its first byte is cut at the timeout; a client
+//! that says nothing at first is not timed, yet gives its place to a newcomer at
+//! `--maxclients`; a well-behaved client on the same shard is served throughout.
 
 mod common;
 
@@ -170,4 +171,119 @@ fn a_hard_limit_below_the_progress_timeout_is_refused() {
         String::from_utf8_lossy(&out.stderr).trim(),
         "shardline: --handshake-max-ms (4000) must be at least --handshake-timeout-ms (5000)"
     );
+}
+
+/// TLS over an already connected `tcp`, then AUTH and PING; the connection stays open.
+fn handshake_and_ping(server: &Server, tcp: TcpStream) -> Result<SslStream<TcpStream>, String> {
+    let mut builder = SslConnector::builder(SslMethod::tls_client()).expect("connector");
+    builder.set_ca_file(server.cert()).expect("ca");
+    let mut tls = builder
+        .build()
+        .connect("localhost", tcp)
+        .map_err(|err| err.to_string())?;
+    let request = format!("AUTH {}\r\nPING\r\n", server.password);
+    tls.write_all(request.as_bytes())
+        .map_err(|err| err.to_string())?;
+    let mut reply = [0u8; 12];
+    tls.read_exact(&mut reply).map_err(|err| err.to_string())?;
+    assert_eq!(&reply, b"+OK\r\n+PONG\r\n");
+    Ok(tls)
+}
+
+/// Whether the server closed `tcp` (EOF or reset) within its read timeout.
+fn closed_by_server(tcp: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 16];
+    match tcp.read(&mut buf) {
+        Ok(0) => true,
+        Ok(n) => panic!("unexpected {n} bytes"),
+        Err(err) => err.kind() == io::ErrorKind::ConnectionReset,
+    }
+}
+
+fn connect_with_timeout(server: &Server, timeout: Duration) -> TcpStream {
+    let tcp = TcpStream::connect(server.addr).expect("connect");
+    tcp.set_read_timeout(Some(timeout)).expect("timeout");
+    tcp
+}
+
+#[test]
+fn a_client_silent_past_the_timeout_is_still_served_once_it_speaks() {
+    let server = Server::start(&["--smp", "1", "--handshake-timeout-ms", "200"]);
+    let mut bystander = logged_in(&server);
+    // Silent for 7 timeouts before its ClientHello, like the first sockets of a client
+    // event loop that opens thousands at once.
+    let silent = connect_with_timeout(&server, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(1400));
+    bystander.roundtrip(&[b"PING"], b"+PONG\r\n");
+    handshake_and_ping(&server, silent).expect("served after its silence");
+    assert_eq!(failed(&server, "timeout"), 0.0);
+}
+
+#[test]
+fn a_client_that_stops_after_its_first_byte_is_cut_at_the_timeout() {
+    let server = Server::start(&["--smp", "1", "--handshake-timeout-ms", "200"]);
+    let mut tcp = connect_with_timeout(&server, Duration::from_secs(5));
+    // The first byte of a TLS record header: the handshake has begun.
+    tcp.write_all(b"\x16").expect("write");
+    let started = Instant::now();
+    assert!(closed_by_server(&mut tcp), "still open after 5 s");
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(190) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+    assert_eq!(failed(&server, "timeout"), 1.0);
+}
+
+#[test]
+fn at_maxclients_the_longest_silent_connection_gives_its_place_to_a_newcomer() {
+    let server = Server::start(&[
+        "--smp",
+        "1",
+        "--maxclients",
+        "4",
+        "--handshake-timeout-ms",
+        "1000",
+    ]);
+    let closed =
+        |reason| server.metric("shardline_connections_closed_total", &[("reason", reason)]);
+    let mut bystander = logged_in(&server);
+    let mut silent: Vec<TcpStream> = (0..3)
+        .map(|_| connect_with_timeout(&server, Duration::from_millis(300)))
+        .collect();
+    common::wait_for(|| server.metric("shardline_connections_accepted_total", &[]) >= 4.0);
+
+    // Full, and nobody silent for a whole timeout yet: the newcomer is refused at once.
+    assert!(RawClient::try_connect(&server).is_err());
+    assert_eq!(
+        server.metric(
+            "shardline_connections_rejected_total",
+            &[("reason", "max_clients")]
+        ),
+        1.0
+    );
+    assert_eq!(closed("silent_evicted"), 0.0);
+
+    // Past the timeout, each newcomer takes the place of the connection silent the longest.
+    std::thread::sleep(Duration::from_millis(1100));
+    let _first = handshake_and_ping(
+        &server,
+        connect_with_timeout(&server, Duration::from_secs(10)),
+    )
+    .expect("the first newcomer is served");
+    assert!(
+        closed_by_server(&mut silent[0]),
+        "the oldest silent one is closed"
+    );
+    assert!(!closed_by_server(&mut silent[1]), "the others stay");
+    assert_eq!(closed("silent_evicted"), 1.0);
+    let _second = handshake_and_ping(
+        &server,
+        connect_with_timeout(&server, Duration::from_secs(10)),
+    )
+    .expect("the second newcomer is served");
+    assert!(closed_by_server(&mut silent[1]));
+    assert!(!closed_by_server(&mut silent[2]));
+    assert_eq!(closed("silent_evicted"), 2.0);
+    bystander.roundtrip(&[b"PING"], b"+PONG\r\n");
 }

@@ -2,8 +2,10 @@
 //! semantics) and running out of file descriptors without spinning.
 //!
 //! Redis counts clients across the whole server, so the count is one atomic in
-//! [`crate::server::Shared`]: a connection holds a [`ClientSlot`] from accept to close. A
-//! connection over the limit is refused at once. With `--tls off` it first gets
+//! [`crate::server::Shared`]: a connection holds a [`ClientSlot`] from accept to close. When
+//! the server is full, a TLS connection of this shard that has sent nothing for
+//! `--handshake-timeout-ms` gives its place to the newcomer
+//! ([`crate::connection::SilentConnections`]); with none, the newcomer is refused at once. With `--tls off` it first gets
 //! `-ERR max number of clients reached`, as from Redis. On a TLS port nothing can be said
 //! before a handshake, and handshaking only to refuse would spend CPU on exactly the clients
 //! being shed, so the connection is just closed (the client sees its handshake fail at
@@ -63,6 +65,7 @@ pub async fn accept_loop(shard: Rc<Shard>, socket: Socket) {
     let listener = into_glommio(socket);
     let mut refusals = Refusals::new(shard.clone(), listen_fd);
     let shutdown = &shard.shared.shutdown;
+    let silence_evictable = Duration::from_millis(shard.shared.config.handshake_timeout_ms);
     while !shutdown.is_requested() {
         if let Some(errno) = refusals.out_of_descriptors {
             let pause = refusals.refuse_waiting(errno);
@@ -79,14 +82,14 @@ pub async fn accept_loop(shard: Rc<Shard>, socket: Socket) {
         .await;
         match accepted {
             None => break,
-            Some(Ok(stream)) => match ClientSlot::take(&shard.shared) {
+            Some(Ok(stream)) => match ClientSlot::take(&shard.shared).or_else(|| {
+                shard
+                    .silent
+                    .evict_longest_silent(silence_evictable, Instant::now())
+            }) {
                 Some(slot) => {
-                    let serve = crate::connection::serve(shard.clone(), stream);
-                    let task = shard.spawn_main("connection", async move {
-                        serve.await;
-                        drop(slot);
-                    });
-                    task.detach();
+                    let serve = crate::connection::serve(shard.clone(), stream, slot);
+                    shard.spawn_main("connection", serve).detach();
                 }
                 None => {
                     // SAFETY: `stream` owns the descriptor and outlives the borrow.

@@ -1,5 +1,6 @@
 //! When a TLS handshake is cut: after `--handshake-timeout-ms` without progress, or after
-//! `--handshake-max-ms` in all.
+//! `--handshake-max-ms` in all, both counted from the client's first byte (silence before it
+//! is [`super::silent`]'s business).
 //!
 //! Progress is a read of at least one byte from the client's socket or a write of at least
 //! one byte to it. A client that is slow but keeps going (a busy client event loop finishing
@@ -61,7 +62,7 @@ pub struct HandshakeClock {
 }
 
 impl HandshakeClock {
-    /// A clock for a handshake that starts now (the connection was just accepted).
+    /// A clock for a handshake that starts now (the client's first byte has come).
     pub fn new() -> Self {
         let now = Instant::now();
         Self {

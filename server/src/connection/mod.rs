@@ -1,6 +1,7 @@
 //! One client connection: admission, TLS handshake, then the RESP request loop.
 //!
-//! Lifecycle: accept → TLS handshake (`--handshake-timeout-ms` without progress,
+//! Lifecycle: accept → the client's first byte (untimed, evicted only when the server is full:
+//! [`silent`]) → TLS handshake (`--handshake-timeout-ms` without progress,
 //! `--handshake-max-ms` in all; a login slot of
 //! `--max-concurrent-logins` held while it has the client's bytes to process) → read, parse,
 //! dispatch, reply until QUIT, EOF, a protocol error or shutdown → close_notify.
@@ -16,6 +17,7 @@ mod peer;
 mod pipeline;
 mod request_loop;
 mod session;
+mod silent;
 mod transaction;
 
 use std::rc::Rc;
@@ -23,12 +25,14 @@ use std::sync::atomic::Ordering;
 
 use glommio::net::TcpStream;
 
+use crate::accept::ClientSlot;
 use crate::resp::RequestLimits;
 use crate::shard::Shard;
 pub use dispatch::Flow;
 use handshake::handshake;
 pub use output_limit::{parse_memory, OutputBufferLimit, OutputBufferLimitError};
 pub use session::Session;
+pub use silent::SilentConnections;
 
 /// Redis's limits before authentication: 10 arguments, 16 KiB bulk strings.
 const UNAUTHENTICATED_LIMITS: RequestLimits = RequestLimits {
@@ -59,6 +63,8 @@ pub enum CloseReason {
     Shutdown,
     /// Unwritten replies exceeded `--client-output-buffer-limit`.
     OutputBufferLimit,
+    /// Silent since accept, its place given to a new connection at `--maxclients`.
+    SilentEvicted,
 }
 
 impl CloseReason {
@@ -74,12 +80,15 @@ impl CloseReason {
             CloseReason::AuthFailures => "auth_failures",
             CloseReason::Shutdown => "shutdown",
             CloseReason::OutputBufferLimit => "output_buffer_limit",
+            CloseReason::SilentEvicted => "silent_evicted",
         }
     }
 }
 
-/// Serves one accepted TCP connection to its end. Never panics on client input.
-pub async fn serve(shard: Rc<Shard>, tcp: TcpStream) {
+/// Serves one accepted TCP connection to its end, holding its `--maxclients` place `slot`
+/// (which may pass to a newer connection while this one has sent nothing: [`silent`]).
+/// Never panics on client input.
+pub async fn serve(shard: Rc<Shard>, tcp: TcpStream, slot: ClientSlot) {
     shard
         .info
         .connections_received
@@ -95,16 +104,25 @@ pub async fn serve(shard: Rc<Shard>, tcp: TcpStream) {
     session.socket_fd = Some(std::os::fd::AsRawFd::as_raw_fd(&tcp));
 
     let reason = match &shard.acceptor {
-        None => request_loop::run(&shard, tcp, session).await,
+        None => {
+            let _slot = slot;
+            request_loop::run(&shard, tcp, session).await
+        }
         // A connection still waiting for a login slot or in its handshake has nothing in
         // flight: shutdown drops it at once.
-        Some(acceptor) => match futures_lite::future::or(handshake(&shard, acceptor, tcp), async {
-            shard.shared.shutdown.wait().await;
-            Err(CloseReason::Shutdown)
-        })
+        Some(acceptor) => match futures_lite::future::or(
+            async {
+                let slot = shard.silent.first_byte(&tcp, slot).await?;
+                Ok((handshake(&shard, acceptor, tcp).await?, slot))
+            },
+            async {
+                shard.shared.shutdown.wait().await;
+                Err(CloseReason::Shutdown)
+            },
+        )
         .await
         {
-            Ok(tls) => request_loop::run(&shard, tls, session).await,
+            Ok((tls, _slot)) => request_loop::run(&shard, tls, session).await,
             Err(reason) => reason,
         },
     };
