@@ -29,7 +29,7 @@ pub mod sha512_crypt;
 pub mod users;
 pub mod verify;
 
-pub use admission::{LoginGate, LoginPermit, LoginShed};
+pub use admission::{LoginGate, LoginPermit, LoginShed, LoginStage, PASSWORDS_PER_HANDSHAKE};
 pub use cache::{CacheConfig, CredentialsCache};
 pub use offload::{OffloadError, OffloadPool};
 pub use passwd::{run_passwd, PasswdError, PasswdLimits};

@@ -6,21 +6,24 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use shardline_auth::{LoginGate, LoginShed};
+use shardline_auth::{LoginGate, LoginShed, LoginStage};
 
 #[test]
 fn at_most_n_in_progress_fifo_and_counters() {
     common::run(|| async {
-        let gate = LoginGate::new(2, Duration::from_secs(10));
-        let a = gate.admit().await.expect("slot 1");
-        let b = gate.admit().await.expect("slot 2");
+        let gate = LoginGate::new(2, Duration::from_secs(10), None);
+        let a = gate.admit(LoginStage::Handshake).await.expect("slot 1");
+        let b = gate.admit(LoginStage::Handshake).await.expect("slot 2");
         assert_eq!(gate.in_progress(), 2);
         let order = Rc::new(RefCell::new(Vec::new()));
         let mut tasks = Vec::new();
         for id in 0..4 {
             let (g, o) = (gate.clone(), order.clone());
             tasks.push(glommio::spawn_local(async move {
-                let p = g.admit().await.expect("admitted eventually");
+                let p = g
+                    .admit(LoginStage::Handshake)
+                    .await
+                    .expect("admitted eventually");
                 o.borrow_mut().push(id);
                 glommio::timer::sleep(Duration::from_millis(2)).await;
                 drop(p);
@@ -33,7 +36,7 @@ fn at_most_n_in_progress_fifo_and_counters() {
         // A newcomer must not overtake the queue.
         let (g, o) = (gate.clone(), order.clone());
         let late = glommio::spawn_local(async move {
-            let _p = g.admit().await.expect("admitted");
+            let _p = g.admit(LoginStage::Handshake).await.expect("admitted");
             o.borrow_mut().push(99);
         });
         drop(b);
@@ -52,9 +55,9 @@ fn at_most_n_in_progress_fifo_and_counters() {
 #[test]
 fn waiters_are_shed_after_the_timeout_and_slots_are_not_lost() {
     common::run(|| async {
-        let gate = LoginGate::new(1, Duration::from_millis(20));
-        let held = gate.admit().await.expect("slot");
-        let shed = gate.admit().await.expect_err("shed");
+        let gate = LoginGate::new(1, Duration::from_millis(20), None);
+        let held = gate.admit(LoginStage::Handshake).await.expect("slot");
+        let shed = gate.admit(LoginStage::Handshake).await.expect_err("shed");
         assert_eq!(
             shed,
             LoginShed {
@@ -70,7 +73,10 @@ fn waiters_are_shed_after_the_timeout_and_slots_are_not_lost() {
             0,
             "the dead waiter did not keep the slot"
         );
-        let again = gate.admit().await.expect("slot free again");
+        let again = gate
+            .admit(LoginStage::Handshake)
+            .await
+            .expect("slot free again");
         assert_eq!(gate.in_progress(), 1);
         drop(again);
         assert_eq!(
@@ -81,5 +87,42 @@ fn waiters_are_shed_after_the_timeout_and_slots_are_not_lost() {
             ),
             (1, 1, 2)
         );
+    });
+}
+
+#[test]
+fn password_checks_go_first_but_every_fourth_slot_goes_to_a_handshake() {
+    common::run(|| async {
+        let gate = LoginGate::new(1, Duration::from_secs(10), None);
+        let held = gate.admit(LoginStage::Handshake).await.expect("slot");
+        let order = Rc::new(RefCell::new(Vec::new()));
+        let mut tasks = Vec::new();
+        // Queued alternately: h0 p0 h1 p1 … h4 p4.
+        for i in 0..5 {
+            for (stage, name) in [
+                (LoginStage::Handshake, format!("h{i}")),
+                (LoginStage::Password, format!("p{i}")),
+            ] {
+                let (g, o) = (gate.clone(), order.clone());
+                tasks.push(glommio::spawn_local(async move {
+                    let _p = g.admit(stage).await.expect("admitted eventually");
+                    o.borrow_mut().push(name);
+                    glommio::timer::sleep(Duration::from_millis(1)).await;
+                }));
+                futures_lite::future::yield_now().await;
+            }
+        }
+        assert_eq!(gate.waiting(), 10);
+        drop(held);
+        for t in tasks {
+            t.await;
+        }
+        assert_eq!(
+            order.borrow().join(" "),
+            "p0 p1 p2 h0 p3 p4 h1 h2 h3 h4",
+            "passwords first, at most {} in a row while handshakes wait",
+            shardline_auth::PASSWORDS_PER_HANDSHAKE
+        );
+        assert_eq!(gate.in_progress(), 0);
     });
 }

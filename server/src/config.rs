@@ -172,6 +172,12 @@ pub struct ServerConfig {
         default_value_t = 60_000
     , value_parser = clap::value_parser!(u64).range(1..))]
     pub login_queue_timeout_ms: u64,
+    /// Adaptive LIFO for the login queue, in milliseconds: once the oldest waiting login has
+    /// waited this long, the newest is served first (under a storm the oldest are the likeliest
+    /// to have been given up by their clients); one that has waited 4× this long goes first
+    /// again. 0 = always first come first served.
+    #[arg(long, env = "SHARDLINE_LOGIN_QUEUE_LIFO_MS", default_value_t = 500)]
+    pub login_queue_lifo_ms: u64,
     /// Lifetime of a cached successful login in milliseconds; 0 disables the cache.
     #[arg(long, env = "SHARDLINE_CREDENTIALS_CACHE_TTL_MS", default_value_t = 0)]
     pub credentials_cache_ttl_ms: u64,

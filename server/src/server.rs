@@ -250,6 +250,7 @@ async fn shard_main(
     let login_gate = LoginGate::new(
         config.max_concurrent_logins,
         Duration::from_millis(config.login_queue_timeout_ms),
+        (config.login_queue_lifo_ms > 0).then(|| Duration::from_millis(config.login_queue_lifo_ms)),
     );
     let mut db = Db::new();
     let aof = match config.appendonly {

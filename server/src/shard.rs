@@ -11,7 +11,7 @@ use bytes::Bytes;
 use futures_channel::oneshot;
 use glommio::{Latency, Shares, Task, TaskQueueHandle};
 use openssl::ssl::SslAcceptor;
-use shardline_auth::{LoginGate, LoginPermit, LoginShed, Verifier};
+use shardline_auth::{LoginGate, LoginPermit, LoginShed, LoginStage, Verifier};
 use shardline_metrics::ShardMetrics;
 
 use crate::aof::Aof;
@@ -122,11 +122,11 @@ impl Shard {
         spawn_into("maintenance", self.queues.maintenance, what, fut)
     }
 
-    /// Waits for a login slot (`--max-concurrent-logins`), counting a wait and a shed in the
-    /// metrics. Used for the TLS handshake and for each password verification.
-    pub async fn admit_login(&self) -> Result<LoginPermit, LoginShed> {
+    /// Waits for a login slot (`--max-concurrent-logins`) for `stage` (the TLS handshake, or
+    /// a password verification), counting a wait and a shed in the metrics.
+    pub async fn admit_login(&self, stage: LoginStage) -> Result<LoginPermit, LoginShed> {
         let waited_before = self.login_gate.waited_total();
-        let admitted = self.login_gate.admit().await;
+        let admitted = self.login_gate.admit(stage).await;
         if self.login_gate.waited_total() != waited_before {
             self.metrics.login_admission_waited();
         }

@@ -24,7 +24,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 use futures_lite::{AsyncRead, AsyncWrite};
-use shardline_auth::{LoginPermit, LoginShed};
+use shardline_auth::{LoginPermit, LoginShed, LoginStage};
 
 use super::handshake_clock::HandshakeClock;
 use super::peer::peer_closed;
@@ -154,9 +154,9 @@ impl<S: AsyncRead + Unpin> AsyncRead for LoginGatedStream<S> {
         }
         if this.permit.is_none() {
             let shard = this.shard.clone();
-            let admission = this
-                .admission
-                .get_or_insert_with(|| Box::pin(async move { shard.admit_login().await }));
+            let admission = this.admission.get_or_insert_with(|| {
+                Box::pin(async move { shard.admit_login(LoginStage::Handshake).await })
+            });
             let admitted = admission.as_mut().poll(cx);
             if let Some(clock) = &this.clock {
                 if admitted.is_pending() {

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use shardline_auth::AuthError;
+use shardline_auth::{AuthError, LoginStage};
 use shardline_metrics::Activity;
 
 use crate::connection::dispatch::Flow;
@@ -182,7 +182,7 @@ async fn login(
     password: Bytes,
 ) -> Result<Login, LoginClose> {
     let waited = Instant::now();
-    let permit = match shard.admit_login().await {
+    let permit = match shard.admit_login(LoginStage::Password).await {
         Ok(permit) => permit,
         Err(_) => {
             shard.metrics.login("shed");

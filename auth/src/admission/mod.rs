@@ -1,17 +1,22 @@
-//! Per-shard login admission (ScyllaDB's rule, DESIGN.md §3): at most `max_concurrent`
-//! connections may be in their not-yet-ready phase (handshake + auth) at once; the rest
-//! wait in strict FIFO order and are shed after `queue_timeout`.
+//! Per-shard login admission (ScyllaDB's rule): at most `max_concurrent` connections may be
+//! in their not-yet-ready phase (handshake + auth) at once; the rest wait and are shed after
+//! `queue_timeout`. Who waits next is [`queue`]'s business: password checks ahead of
+//! handshakes, first come first served until the queue is congested, newest first then.
 //!
-//! A released permit is handed directly to the oldest live waiter, so a newcomer can never
+//! A released permit is handed directly to the next live waiter, so a newcomer can never
 //! overtake the queue (glommio's `Semaphore` lets a first poll take a freed unit ahead of
 //! queued waiters, so it is not used here).
 
+mod queue;
+
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::rc::Rc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_channel::oneshot;
+
+use queue::Waiters;
+pub use queue::{LoginStage, LIFO_AGING_FACTOR, PASSWORDS_PER_HANDSHAKE};
 
 /// Login admission is refused: the connection waited `queue_timeout` without a permit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,7 +31,7 @@ pub struct LoginShed {
 struct GateState {
     max_concurrent: usize,
     in_progress: Cell<usize>,
-    waiters: RefCell<VecDeque<oneshot::Sender<LoginPermit>>>,
+    waiters: RefCell<Waiters>,
     waited_total: Cell<u64>,
     shed_total: Cell<u64>,
     admitted_total: Cell<u64>,
@@ -51,7 +56,7 @@ impl Drop for LoginPermit {
     fn drop(&mut self) {
         let Some(gate) = self.gate.take() else { return };
         loop {
-            let next = gate.waiters.borrow_mut().pop_front();
+            let next = gate.waiters.borrow_mut().pop(Instant::now());
             let Some(tx) = next else {
                 gate.in_progress.set(gate.in_progress.get() - 1);
                 return;
@@ -76,14 +81,20 @@ pub struct LoginGate {
 }
 
 impl LoginGate {
-    /// A gate with `max_concurrent` slots (`--max-concurrent-logins`, default 8; at least 1)
-    /// and a wait limit of `queue_timeout` (`--login-queue-timeout-ms`, default 60 s).
-    pub fn new(max_concurrent: usize, queue_timeout: Duration) -> LoginGate {
+    /// A gate with `max_concurrent` slots (`--max-concurrent-logins`, default 8; at least 1),
+    /// a wait limit of `queue_timeout` (`--login-queue-timeout-ms`, default 60 s), and newest
+    /// first once the oldest waiter has waited `lifo_after` (`--login-queue-lifo-ms`, default
+    /// 500 ms; `None`: always first come first served).
+    pub fn new(
+        max_concurrent: usize,
+        queue_timeout: Duration,
+        lifo_after: Option<Duration>,
+    ) -> LoginGate {
         LoginGate {
             state: Rc::new(GateState {
                 max_concurrent: max_concurrent.max(1),
                 in_progress: Cell::new(0),
-                waiters: RefCell::new(VecDeque::new()),
+                waiters: RefCell::new(Waiters::new(lifo_after)),
                 waited_total: Cell::new(0),
                 shed_total: Cell::new(0),
                 admitted_total: Cell::new(0),
@@ -92,12 +103,12 @@ impl LoginGate {
         }
     }
 
-    /// Waits for a slot, first come first served. Must run inside a glommio executor
-    /// (uses its timer).
+    /// Waits for a slot for `stage`, in the order of [`queue`]. Must run inside a glommio
+    /// executor (uses its timer).
     ///
     /// # Errors
     /// [`LoginShed`] when no slot came within the queue timeout.
-    pub async fn admit(&self) -> Result<LoginPermit, LoginShed> {
+    pub async fn admit(&self, stage: LoginStage) -> Result<LoginPermit, LoginShed> {
         let st = &self.state;
         if st.in_progress.get() < st.max_concurrent && st.waiters.borrow().is_empty() {
             st.in_progress.set(st.in_progress.get() + 1);
@@ -107,7 +118,7 @@ impl LoginGate {
             });
         }
         let (tx, rx) = oneshot::channel();
-        st.waiters.borrow_mut().push_back(tx);
+        st.waiters.borrow_mut().push(stage, Instant::now(), tx);
         st.waited_total.set(st.waited_total.get() + 1);
         let waited = glommio::timer::timeout(self.queue_timeout, async {
             rx.await
@@ -138,12 +149,7 @@ impl LoginGate {
 
     /// Connections waiting for a slot right now.
     pub fn waiting(&self) -> usize {
-        self.state
-            .waiters
-            .borrow()
-            .iter()
-            .filter(|tx| !tx.is_canceled())
-            .count()
+        self.state.waiters.borrow().live()
     }
 
     /// Connections that had to wait (counter).
