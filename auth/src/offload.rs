@@ -4,7 +4,7 @@
 //! from another thread, so the shard never blocks. The queue is bounded: when it is full,
 //! submission fails at once (the login fails rather than piling up). Each job runs under
 //! `catch_unwind`, so a panicking job fails only its own login and the thread keeps serving.
-//! (glommio's `spawn_blocking` is not used: its pool has no `catch_unwind`, see DESIGN.md §4.)
+//! (glommio 0.9's `spawn_blocking` is not used: its pool has no `catch_unwind`.)
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};

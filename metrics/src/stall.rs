@@ -3,7 +3,7 @@
 //! `stall_detector.hh`: `cpu_stall_detector`, `blocked-reactor-notify-ms`,
 //! `blocked-reactor-reports-per-minute`).
 //!
-//! Definitions (shardline DESIGN.md §3):
+//! Definitions (Seastar's, as shardline applies them):
 //!
 //! * **Stall**: one uninterrupted task run (one poll of an [`crate::instrument`]ed task)
 //!   longer than 2 × [`StallConfig::task_quota`]. Each stall is observed, in seconds, in the

@@ -1,4 +1,4 @@
-//! Command-line and environment configuration (../shared/DESIGN.md §8).
+//! Command-line and environment configuration; README.md lists every option.
 //!
 //! Every flag may also come from an environment variable `SHARDLINE_<NAME>` (upper case,
 //! `-` → `_`), e.g. `SHARDLINE_SMP=2`. Flags follow ScyllaDB's names where ScyllaDB has the

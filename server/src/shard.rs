@@ -22,7 +22,7 @@ use crate::keyspace::Db;
 use crate::resp::Frame;
 use crate::server::Shared;
 
-/// The three task queues of a shard (glommio scheduling groups, DESIGN.md §2).
+/// The three task queues of a shard (glommio scheduling groups with static shares).
 #[derive(Debug, Clone, Copy)]
 pub struct TaskQueues {
     /// Command work and connections; 1000 shares.

@@ -1,4 +1,4 @@
-//! The headline table (DESIGN §1/§7): per `--hash-mode`, a login storm of new TLS
+//! The headline table (benches/README.md): per `--hash-mode`, a login storm of new TLS
 //! connections with AUTH on each (redis-benchmark `-k 0`), reactor stalls and quota-violation
 //! time from `/metrics` deltas, a persistent-connection GET probe during the storm, and a
 //! cross-check storm by `shardline-load`.
