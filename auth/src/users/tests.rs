@@ -120,6 +120,20 @@ fn set_password_creates_replaces_and_keeps_comments() {
 }
 
 #[test]
+fn set_password_in_a_missing_directory_names_the_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("nodir");
+    let err = set_user_password(&missing.join("users"), "alice", b"pw", 1000).expect_err("no dir");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: No such file or directory (os error 2)",
+            missing.display()
+        )
+    );
+}
+
+#[test]
 fn set_password_keeps_the_mode_of_an_existing_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("users");

@@ -76,6 +76,9 @@ pub fn set_user_password(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    // tempfile's errors name the temporary file's random path: say first if the directory
+    // itself is missing, which is what the user must fix.
+    std::fs::metadata(dir).map_err(io(dir))?;
     // NamedTempFile creates the file with mode 0600.
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io(dir))?;
     if let Some(old) = old_meta {
