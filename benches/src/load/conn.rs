@@ -85,13 +85,33 @@ impl Connector {
     /// # Errors
     /// [`LoadError::Connection`] with stage `Connect` or `Tls`.
     pub fn open(&self) -> Result<Conn, LoadError> {
+        self.open_by(None)
+    }
+
+    /// [`Connector::open`], giving up at `deadline` if one is given: the connect time-out and
+    /// the socket's read and write time-outs during the handshake are cut to what is left
+    /// (each handshake read waits at most what was left when the handshake began).
+    ///
+    /// # Errors
+    /// As [`Connector::open`]; a deadline reached is a time-out error (`TimedOut` or
+    /// `WouldBlock`) at stage `Connect` or `Tls`.
+    pub fn open_by(&self, deadline: Option<Instant>) -> Result<Conn, LoadError> {
         let fail = |stage| move |source| LoadError::Connection { stage, source };
-        let tcp = TcpStream::connect_timeout(&self.target.addr, self.target.connect_timeout)
+        let left = |limit: Duration| match deadline {
+            None => Ok(limit),
+            Some(at) => match at.saturating_duration_since(Instant::now()) {
+                left if left.is_zero() => Err(io::Error::from(io::ErrorKind::TimedOut)),
+                left => Ok(left.min(limit)),
+            },
+        };
+        let connect_timeout = left(self.target.connect_timeout).map_err(fail(Stage::Connect))?;
+        let tcp = TcpStream::connect_timeout(&self.target.addr, connect_timeout)
             .map_err(fail(Stage::Connect))?;
         tcp.set_nodelay(true).map_err(fail(Stage::Connect))?;
-        tcp.set_read_timeout(Some(self.target.io_timeout))
+        let io_timeout = left(self.target.io_timeout).map_err(fail(Stage::Tls))?;
+        tcp.set_read_timeout(Some(io_timeout))
             .map_err(fail(Stage::Connect))?;
-        tcp.set_write_timeout(Some(self.target.io_timeout))
+        tcp.set_write_timeout(Some(io_timeout))
             .map_err(fail(Stage::Connect))?;
         let stream = match (&self.tls, &self.target.tls) {
             (Some(connector), Some(settings)) => {

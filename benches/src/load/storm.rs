@@ -236,7 +236,7 @@ fn one_request(
     let t0 = Instant::now();
     let mut attempt = 0;
     let mut conn = loop {
-        match connector.open() {
+        match connector.open_by(config.give_up_after.map(|patience| t0 + patience)) {
             Ok(conn) => break conn,
             Err(err) if config.give_up_after.is_some() && timed_out(&err) => {
                 w.gave_up += 1;
