@@ -1,6 +1,8 @@
 //! Runs `shardline-bench --smoke` against the freshly built `shardline` binary so the harness
 //! cannot rot: the Markdown, JSON and SVG outputs must exist and the JSON must hold a headline
-//! row per hash mode with a positive connection rate.
+//! row per hash mode with a positive connection rate, a durability row per append-only log
+//! setting and pipeline depth with a positive request rate, and a restart row that got every
+//! key back.
 //!
 //! The binary is `$SHARDLINE_BIN`, else `target/debug/shardline` of this workspace (build it
 //! first: `cargo build -p shardline`; `./test.sh` does). Needs redis-benchmark (redis-tools)
@@ -124,6 +126,35 @@ fn smoke_run_writes_tables_json_and_chart() {
         scrape[1]["runs"][0]["scrapes"].as_u64().unwrap_or(0) >= 1,
         "no scrape during the scraped run: {}",
         scrape[1]
+    );
+    let durability = json["durability"].as_array().expect("durability rows");
+    for persistence in ["off", "everysec", "always"] {
+        for pipeline in [16, 1] {
+            let row = durability
+                .iter()
+                .find(|r| {
+                    r["server"] == "shardline"
+                        && r["persistence"] == persistence
+                        && r["pipeline"] == pipeline
+                })
+                .unwrap_or_else(|| panic!("no durability row for {persistence} -P {pipeline}"));
+            let rate = row["req_per_s"]["median"].as_f64().unwrap_or(0.0);
+            assert!(rate > 0.0, "{persistence} -P {pipeline}: req/s is {rate}");
+        }
+    }
+    let restart = json["restart"].as_array().expect("restart rows");
+    let shardline_restart = restart
+        .iter()
+        .find(|r| r["server"] == "shardline")
+        .expect("a shardline restart row");
+    let keys = json["plan"]["restart_keys"].as_u64().expect("restart_keys");
+    assert_eq!(shardline_restart["keys_written"].as_u64(), Some(keys));
+    assert_eq!(shardline_restart["runs"][0]["keys"].as_u64(), Some(keys));
+    assert!(
+        shardline_restart["load_s"]["median"]
+            .as_f64()
+            .unwrap_or(0.0)
+            > 0.0
     );
     assert!(
         json["goals"].as_array().is_some_and(|g| g.len() >= 5),

@@ -14,11 +14,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use shardline_benches::harness::error::HarnessError;
-use shardline_benches::harness::plan::{HashMode, Plan};
+use shardline_benches::harness::plan::{HashMode, Plan, Table};
 use shardline_benches::harness::session::Tools;
 use shardline_benches::harness::{markdown, run};
 
-/// Login-storm, reconnect and RPC comparison of shardline (and redis-server) on loopback.
+/// Login-storm, reconnect, RPC and durability comparison of shardline (and redis-server) on loopback.
 #[derive(Debug, Parser)]
 #[command(name = "shardline-bench", version)]
 struct Cli {
@@ -28,6 +28,16 @@ struct Cli {
     /// Runs per measurement (medians are reported). Default: 3, or 1 with --smoke.
     #[arg(long)]
     runs: Option<usize>,
+    /// Tables to run (default: all).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "headline,reconnect,rpc,scrape,durability,restart"
+    )]
+    tables: Vec<Table>,
+    /// Keys in the log of the restart table (default 1000000, or 10000 with --smoke).
+    #[arg(long)]
+    restart_keys: Option<u64>,
     /// Hash modes of the headline table.
     #[arg(long, value_delimiter = ',', default_value = "inline,yield,offload")]
     modes: Vec<HashMode>,
@@ -112,6 +122,10 @@ fn plan(cli: &Cli) -> Result<Plan, HarnessError> {
     if let Some(c) = cli.storm_clients {
         plan.storm_clients = c.max(1);
     }
+    if let Some(keys) = cli.restart_keys {
+        plan.restart_keys = keys.max(1);
+    }
+    plan.tables = cli.tables.clone();
     plan.modes = cli.modes.clone();
     plan.smp = cli.smp;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -163,7 +177,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let wanted_modes = plan.modes.len();
+    let wanted_modes = if plan.runs_table(Table::Headline) {
+        plan.modes.len()
+    } else {
+        0
+    };
     let out_dir: &Path = &cli.out_dir;
     match run(plan, tools, out_dir, command) {
         Ok((results, outputs)) => {

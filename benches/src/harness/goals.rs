@@ -1,7 +1,8 @@
-//! The goals of issue 5, evaluated on medians.
+//! The goals of issues 5 and 9, evaluated on medians.
 
+use super::plan::Persistence;
 use super::reconnect::REDIS_LABEL;
-use super::results::{Goal, HeadlineRow, ReconnectRow, RpcRow};
+use super::results::{DurabilityRow, Goal, HeadlineRow, ReconnectRow, RpcRow};
 use super::rpc::SHARDLINE;
 
 fn goal(name: &str, target: &str, measured: Option<f64>, ok: impl Fn(f64) -> bool) -> Goal {
@@ -28,6 +29,7 @@ pub fn evaluate(
     headline: &[HeadlineRow],
     reconnect: &[ReconnectRow],
     rpc_rows: &[RpcRow],
+    durability: &[DurabilityRow],
     cached_label: &str,
 ) -> Vec<Goal> {
     let inline = mode(headline, "inline");
@@ -64,7 +66,25 @@ pub fn evaluate(
     let peer_ratio = cached
         .zip(redis)
         .and_then(|(c, r)| (r > 0.0).then(|| c / r));
-    vec![
+    let shardline_durability = || durability.iter().filter(|r| r.server == SHARDLINE);
+    // Issue 9: at least Redis's throughput per core in every row.
+    let per_row = shardline_durability().map(|r| {
+        goal(
+            &format!(
+                "durability: shardline ÷ redis-server SET/s, appendfsync {}, -P {}",
+                r.persistence, r.pipeline
+            ),
+            "≥ 1.0",
+            r.ratio_to_redis,
+            |v| v >= 1.0,
+        )
+    });
+    // Issue 9: a run of writes with `always` adds no reactor stall.
+    let always_stalls = shardline_durability()
+        .filter(|r| r.persistence == Persistence::Always)
+        .filter_map(|r| r.stalls.as_ref().map(|s| s.median))
+        .reduce(f64::max);
+    let mut goals = vec![
         goal(
             "yield conn/s ÷ inline conn/s",
             "≥ 0.97",
@@ -101,5 +121,13 @@ pub fn evaluate(
             peer_ratio,
             |v| v >= 1.5,
         ),
-    ]
+    ];
+    goals.extend(per_row);
+    goals.push(goal(
+        "reactor stalls during a run of SETs with appendfsync always (worst row's median)",
+        "= 0",
+        always_stalls,
+        |v| v == 0.0,
+    ));
+    goals
 }

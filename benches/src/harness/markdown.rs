@@ -61,46 +61,57 @@ fn opt_cell(s: Option<&Summary>) -> String {
 pub fn render(r: &Results) -> String {
     let mut out = String::new();
     let p = &r.plan;
-    let _ = writeln!(
-        out,
-        "### Login storm per `--hash-mode` (median of {} run(s), min–max in brackets)\n",
-        p.runs
-    );
-    let _ = writeln!(
-        out,
-        "shardline `--smp {}` on CPU(s) {}, clients on CPU(s) {}; redis-benchmark `--tls -k 0 -c {} -t get` \
-         (TLS handshake + AUTH per request); GET probe: {} persistent TLS connection(s), {} GET/s in total.\n",
-        p.smp,
-        p.server_cpus.as_deref().unwrap_or("any"),
-        p.client_cpus.as_deref().unwrap_or("any"),
-        p.storm_clients,
-        p.probe_connections,
-        p.probe_rate
-    );
-    out.push_str(
-        "| hash mode | new conn/s per shard | reactor stalls per shard | quota-violation ms per shard \
-         | login p99 ms (client) | hash p99 ms (server) | probe GET p50 / p99 / max ms | own client conn/s per shard \
-         | server CPU | server CPU ms per conn | other load on server CPU |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|\n",
-    );
-    for h in &r.headline {
+    if r.headline.is_empty() {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} / {} / {} | {} | {} | {} | {} |",
-            h.mode,
-            cell(&h.conn_per_s_per_shard),
-            cell(&h.stalls_per_shard),
-            cell(&h.quota_violation_ms_per_shard),
-            cell(&h.login_p99_ms),
-            opt_cell(h.hash_p99_ms.as_ref()),
-            num(h.probe_p50_ms.median),
-            num(h.probe_p99_ms.median),
-            num(h.probe_max_ms.median),
-            cell(&h.own_conn_per_s_per_shard),
-            cell(&h.server_cpu_util),
-            cell(&h.server_cpu_ms_per_conn),
-            cell(&h.others_on_server_cpus),
+            "shardline `--smp {}` on CPU(s) {}, clients on CPU(s) {}; median of {} run(s), min–max in brackets.",
+            p.smp,
+            p.server_cpus.as_deref().unwrap_or("any"),
+            p.client_cpus.as_deref().unwrap_or("any"),
+            p.runs
         );
+    } else {
+        let _ = writeln!(
+            out,
+            "### Login storm per `--hash-mode` (median of {} run(s), min–max in brackets)\n",
+            p.runs
+        );
+        let _ = writeln!(
+            out,
+            "shardline `--smp {}` on CPU(s) {}, clients on CPU(s) {}; redis-benchmark `--tls -k 0 -c {} -t get` \
+             (TLS handshake + AUTH per request); GET probe: {} persistent TLS connection(s), {} GET/s in total.\n",
+            p.smp,
+            p.server_cpus.as_deref().unwrap_or("any"),
+            p.client_cpus.as_deref().unwrap_or("any"),
+            p.storm_clients,
+            p.probe_connections,
+            p.probe_rate
+        );
+        out.push_str(
+            "| hash mode | new conn/s per shard | reactor stalls per shard | quota-violation ms per shard \
+             | login p99 ms (client) | hash p99 ms (server) | probe GET p50 / p99 / max ms | own client conn/s per shard \
+             | server CPU | server CPU ms per conn | other load on server CPU |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|\n",
+        );
+        for h in &r.headline {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} / {} / {} | {} | {} | {} | {} |",
+                h.mode,
+                cell(&h.conn_per_s_per_shard),
+                cell(&h.stalls_per_shard),
+                cell(&h.quota_violation_ms_per_shard),
+                cell(&h.login_p99_ms),
+                opt_cell(h.hash_p99_ms.as_ref()),
+                num(h.probe_p50_ms.median),
+                num(h.probe_p99_ms.median),
+                num(h.probe_max_ms.median),
+                cell(&h.own_conn_per_s_per_shard),
+                cell(&h.server_cpu_util),
+                cell(&h.server_cpu_ms_per_conn),
+                cell(&h.others_on_server_cpus),
+            );
+        }
     }
 
     if !r.reconnect.is_empty() {
@@ -176,6 +187,56 @@ pub fn render(r: &Results) -> String {
                 cell(&row.req_per_s),
                 cell(&row.stalls),
                 cell(&row.quota_violation_ms),
+            );
+        }
+    }
+
+    if !r.durability.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n### Durability: SET with the append-only log off / everysec / always (redis-benchmark `--tls -c {} -r {} -d {} -t set`, a fresh server and data directory per run; ratios to redis-server)\n",
+            p.rpc_clients, p.rpc_keyspace, p.rpc_value_bytes
+        );
+        out.push_str(
+            "| appendfsync | -P | server | requests/s | ratio | server CPU µs/req | user / sys µs/req | server CPU | client CPU | reactor stalls | quota-violation ms | log records per fdatasync |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        );
+        for row in &r.durability {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {} | {} | {} |",
+                row.persistence,
+                row.pipeline,
+                row.server,
+                cell(&row.req_per_s),
+                ratio(row.ratio_to_redis),
+                cell(&row.cpu_us_per_req),
+                num(row.user_us_per_req.median),
+                num(row.sys_us_per_req.median),
+                cell(&row.server_cpu_util),
+                cell(&row.client_cpu_util),
+                opt_cell(row.stalls.as_ref()),
+                opt_cell(row.quota_violation_ms.as_ref()),
+                opt_cell(row.records_per_fsync.as_ref()),
+            );
+        }
+    }
+
+    if !r.restart.is_empty() {
+        out.push_str(
+            "\n### Restart: loading an append-only log (`appendfsync everysec`, one SET per distinct key)\n\n\
+             | server | keys | log size MB | load time s (server's log) | start → first DBSIZE reply s |\n\
+             |---|---|---|---|---|\n",
+        );
+        for row in &r.restart {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                row.server,
+                num(row.keys_written as f64),
+                num(row.log_bytes as f64 / 1e6),
+                cell(&row.load_s),
+                cell(&row.ready_s),
             );
         }
     }

@@ -5,11 +5,12 @@
 //! One concern per module: processes ([`process`]), certificates ([`certs`]), each server
 //! ([`shardline`], [`redis`], [`server`]), each client ([`redis_benchmark`],
 //! [`load_client`]), each measurement source ([`prom`], [`procstat`]), each table
-//! ([`headline`], [`reconnect`], [`rpc`], [`scrape`]), and each output ([`markdown`], [`chart`], JSON via
-//! serde in [`results`]).
+//! ([`headline`], [`reconnect`], [`rpc`], [`scrape`], [`durability`], [`restart`]), and each
+//! output ([`markdown`], [`chart`], JSON via serde in [`results`]).
 
 pub mod certs;
 pub mod chart;
+pub mod durability;
 pub mod endpoint;
 pub mod error;
 pub mod goals;
@@ -23,6 +24,7 @@ pub mod prom;
 pub mod reconnect;
 pub mod redis;
 pub mod redis_benchmark;
+pub mod restart;
 pub mod results;
 pub mod rpc;
 pub mod scrape;
@@ -36,7 +38,7 @@ use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use error::{HarnessError, IoContext};
-use plan::Plan;
+use plan::{Plan, Table};
 use results::{Machine, Results};
 use session::{Session, Tools};
 
@@ -78,21 +80,24 @@ fn machine(redis_server: Option<&Path>) -> Machine {
 const DISTURBANCE_CORES: f64 = 0.05;
 
 /// A note when other processes used the server's CPUs during some runs.
-fn disturbance_note(
-    headline: &[results::HeadlineRow],
-    reconnect: &[results::ReconnectRow],
-    rpc: &[results::RpcRow],
-) -> Option<String> {
-    let all: Vec<f64> = headline
+fn disturbance_note(r: &Results) -> Option<String> {
+    let all: Vec<f64> = r
+        .headline
         .iter()
         .flat_map(|r| r.runs.iter().map(|x| x.others_on_server_cpus))
         .chain(
-            reconnect
+            r.reconnect
                 .iter()
                 .flat_map(|r| r.runs.iter().map(|x| x.others_on_server_cpus)),
         )
         .chain(
-            rpc.iter()
+            r.rpc
+                .iter()
+                .flat_map(|r| r.runs.iter().map(|x| x.others_on_server_cpus)),
+        )
+        .chain(
+            r.durability
+                .iter()
                 .flat_map(|r| r.runs.iter().map(|x| x.others_on_server_cpus)),
         )
         .flatten()
@@ -133,6 +138,15 @@ fn cross_check_note(row: &results::HeadlineRow) -> Option<String> {
     })
 }
 
+/// The rows of `table` made by `rows`, or none when the plan leaves the table out.
+fn table<T>(session: &Session, table: Table, what: &str, rows: impl FnOnce() -> Vec<T>) -> Vec<T> {
+    if !session.plan.runs_table(table) {
+        return Vec::new();
+    }
+    session.progress(what);
+    rows()
+}
+
 /// Runs the whole comparison described by `plan` and writes `results.json`, `chart.svg` and
 /// `results.md` into `out_dir` (scratch files go to `out_dir/work`). Parts that fail are
 /// recorded in [`Results::notes`] (a headline mode that failed has no row: callers compare
@@ -148,33 +162,61 @@ pub fn run(
 ) -> Result<(Results, Outputs), HarnessError> {
     fs::create_dir_all(out_dir).context(|| format!("creating {}", out_dir.display()))?;
     let session = Session::prepare(plan, tools, &out_dir.join("work"))?;
+    let plan = &session.plan;
     let mut notes = Vec::new();
     let mut headline = Vec::new();
-    for &mode in &session.plan.modes {
-        session.progress(&format!("login storm, --hash-mode {mode}"));
-        match headline::run(&session, mode) {
-            Ok(row) => headline.push(row),
-            Err(err) => notes.push(format!("headline mode {mode} failed: {err}")),
+    if plan.runs_table(Table::Headline) {
+        for &mode in &plan.modes {
+            session.progress(&format!("login storm, --hash-mode {mode}"));
+            match headline::run(&session, mode) {
+                Ok(row) => headline.push(row),
+                Err(err) => notes.push(format!("headline mode {mode} failed: {err}")),
+            }
         }
     }
-    session.progress("TLS reconnect rate, shardline vs redis-server");
-    let reconnect = reconnect::run(&session, &mut notes);
-    session.progress("RPC table (persistent, pipelined)");
-    let rpc = rpc::run(&session, &mut notes);
-    session.progress("scraping /metrics under load");
-    let scrape = scrape::run(&session).unwrap_or_else(|err| {
-        notes.push(format!("scrape-under-load rows failed: {err}"));
-        Vec::new()
-    });
-    notes.extend(disturbance_note(&headline, &reconnect, &rpc));
-    notes.extend(headline.iter().filter_map(cross_check_note));
+    let reconnect = table(
+        &session,
+        Table::Reconnect,
+        "TLS reconnect rate, shardline vs redis-server",
+        || reconnect::run(&session, &mut notes),
+    );
+    let rpc = table(
+        &session,
+        Table::Rpc,
+        "RPC table (persistent, pipelined)",
+        || rpc::run(&session, &mut notes),
+    );
+    let scrape = table(
+        &session,
+        Table::Scrape,
+        "scraping /metrics under load",
+        || {
+            scrape::run(&session).unwrap_or_else(|err| {
+                notes.push(format!("scrape-under-load rows failed: {err}"));
+                Vec::new()
+            })
+        },
+    );
+    let durability = table(
+        &session,
+        Table::Durability,
+        "durability: SET with the append-only log off, everysec, always",
+        || durability::run(&session, &mut notes),
+    );
+    let restart = table(
+        &session,
+        Table::Restart,
+        &format!("restart: replay of a log of {} keys", plan.restart_keys),
+        || restart::run(&session, &mut notes),
+    );
     let goals = goals::evaluate(
         &headline,
         &reconnect,
         &rpc,
+        &durability,
         &reconnect::cached_label(&session),
     );
-    let results = Results {
+    let mut results = Results {
         finished_unix_s: SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -186,9 +228,16 @@ pub fn run(
         reconnect,
         rpc,
         scrape,
+        durability,
+        restart,
         goals,
         notes,
     };
+    let more: Vec<String> = disturbance_note(&results)
+        .into_iter()
+        .chain(results.headline.iter().filter_map(cross_check_note))
+        .collect();
+    results.notes.extend(more);
     let outputs = Outputs {
         json: out_dir.join("results.json"),
         svg: out_dir.join("chart.svg"),

@@ -1,4 +1,4 @@
-//! What a comparison runs: the full plan (≥ 3 runs, ~5 minutes) and the CI smoke plan
+//! What a comparison runs: the full plan (≥ 3 runs, ~9 minutes) and the CI smoke plan
 //! (1 run, seconds).
 
 use std::fmt;
@@ -33,6 +33,108 @@ impl fmt::Display for HashMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// How a server keeps its writes: nothing, or an append-only log with Redis's `appendfsync`
+/// policy (shardline `--appendonly/--appendfsync`, redis-server `appendonly/appendfsync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Persistence {
+    /// `appendonly no`: nothing survives a restart.
+    Off,
+    /// `appendonly yes`, `appendfsync everysec`: fdatasync once a second, replies do not wait.
+    Everysec,
+    /// `appendonly yes`, `appendfsync always`: a reply leaves after its write is fdatasync'ed.
+    Always,
+}
+
+impl Persistence {
+    /// Every setting, in table order.
+    pub const ALL: [Persistence; 3] =
+        [Persistence::Off, Persistence::Everysec, Persistence::Always];
+
+    /// The `appendfsync` value, `None` for [`Persistence::Off`].
+    pub fn appendfsync(self) -> Option<&'static str> {
+        match self {
+            Persistence::Off => None,
+            Persistence::Everysec => Some("everysec"),
+            Persistence::Always => Some("always"),
+        }
+    }
+
+    /// The server arguments shared by shardline and redis-server (the same names in both):
+    /// `--appendonly no`, or `--appendonly yes --appendfsync P --auto-aof-rewrite-percentage 0`.
+    /// The automatic log rewrite is off so that a run measures the write path alone (both
+    /// servers would otherwise start one when the log passes 64 MB, redis-server in a fork).
+    pub fn server_args(self) -> Vec<&'static str> {
+        match self.appendfsync() {
+            None => vec!["--appendonly", "no"],
+            Some(policy) => vec![
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                policy,
+                "--auto-aof-rewrite-percentage",
+                "0",
+            ],
+        }
+    }
+}
+
+impl fmt::Display for Persistence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.appendfsync().unwrap_or("off"))
+    }
+}
+
+/// The tables a comparison can run (`shardline-bench --tables`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Table {
+    /// Login storm per hash mode.
+    Headline,
+    /// TLS reconnect rate, shardline vs redis-server.
+    Reconnect,
+    /// Persistent pipelined GET/SET, TLS on and off.
+    Rpc,
+    /// Scraping `/metrics` under load.
+    Scrape,
+    /// SET throughput and CPU per request with the append-only log off, everysec, always.
+    Durability,
+    /// Start-up replay time of a log of `restart_keys` keys.
+    Restart,
+}
+
+impl Table {
+    /// Every table, in the order they run.
+    pub const ALL: [Table; 6] = [
+        Table::Headline,
+        Table::Reconnect,
+        Table::Rpc,
+        Table::Scrape,
+        Table::Durability,
+        Table::Restart,
+    ];
+}
+
+fn all_tables() -> Vec<Table> {
+    Table::ALL.to_vec()
+}
+
+fn default_durability_seconds() -> f64 {
+    3.0
+}
+
+fn default_durability_calibration_requests() -> u64 {
+    10_000
+}
+
+fn default_durability_metrics_wait_ms() -> u64 {
+    1_100
+}
+
+fn default_restart_keys() -> u64 {
+    1_000_000
 }
 
 /// Sizes and counts of one comparison.
@@ -87,6 +189,23 @@ pub struct Plan {
     /// Interval of the scraper in the scrape-under-load comparison, ms.
     #[serde(default = "default_scrape_interval_ms")]
     pub scrape_interval_ms: u64,
+    /// Target length of one durability run (SET with the log off, everysec, always), seconds.
+    #[serde(default = "default_durability_seconds")]
+    pub durability_seconds: f64,
+    /// Requests of the calibration run before each unpipelined durability run (pipelined ones
+    /// use `rpc_calibration_requests`).
+    #[serde(default = "default_durability_calibration_requests")]
+    pub durability_calibration_requests: u64,
+    /// Wait after a durability run before the `/metrics` scrape, ms: shardline publishes its
+    /// `aof_*` series once a second.
+    #[serde(default = "default_durability_metrics_wait_ms")]
+    pub durability_metrics_wait_ms: u64,
+    /// Distinct keys in the log whose start-up replay the restart table times.
+    #[serde(default = "default_restart_keys")]
+    pub restart_keys: u64,
+    /// Tables to run.
+    #[serde(default = "all_tables")]
+    pub tables: Vec<Table>,
     /// Also run Debian's redis-server as the peer.
     pub with_redis: bool,
 }
@@ -96,7 +215,12 @@ fn default_scrape_interval_ms() -> u64 {
 }
 
 impl Plan {
-    /// The full comparison: 3 runs of everything, about 5 minutes on 2 cores.
+    /// Whether `table` is part of this comparison.
+    pub fn runs_table(&self, table: Table) -> bool {
+        self.tables.contains(&table)
+    }
+
+    /// The full comparison: 3 runs of everything, about 9 minutes on 2 cores.
     pub fn full() -> Plan {
         Plan {
             runs: 3,
@@ -123,6 +247,11 @@ impl Plan {
             rpc_keyspace: 100_000,
             rpc_value_bytes: 16,
             scrape_interval_ms: default_scrape_interval_ms(),
+            durability_seconds: default_durability_seconds(),
+            durability_calibration_requests: default_durability_calibration_requests(),
+            durability_metrics_wait_ms: default_durability_metrics_wait_ms(),
+            restart_keys: default_restart_keys(),
+            tables: all_tables(),
             with_redis: true,
         }
     }
@@ -145,6 +274,11 @@ impl Plan {
             rpc_calibration_requests: 2_000,
             rpc_requests_min: 1_000,
             rpc_requests_max: 500_000,
+            durability_seconds: 0.3,
+            durability_calibration_requests: 1_000,
+            // Log counters may then miss the run's last second: smoke checks the rows exist.
+            durability_metrics_wait_ms: 0,
+            restart_keys: 10_000,
             ..Plan::full()
         }
     }

@@ -1,5 +1,5 @@
 //! Starting and stopping Debian's redis-server 7 as the peer: TLS on a loopback ephemeral
-//! port, an ACL user, no persistence.
+//! port, an ACL user, no RDB snapshots, the append-only file as the run asks.
 
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use super::certs::CertFiles;
 use super::endpoint::Endpoint;
 use super::error::{HarnessError, IoContext};
+use super::plan::Persistence;
 use super::process::{pinned_command, Managed};
 
 /// Settings of one redis-server run.
@@ -22,8 +23,10 @@ pub struct RedisOptions {
     pub tls: bool,
     /// Certificate, key and CA (the same self-signed file).
     pub cert: CertFiles,
-    /// Working directory (`--dir`); nothing is saved there.
+    /// Working directory (`--dir`): the append-only files go there (`appendonlydir/`).
     pub dir: PathBuf,
+    /// `--appendonly`/`--appendfsync` ([`Persistence::server_args`]).
+    pub persistence: Persistence,
     /// ACL user created with `--user NAME on >PASSWORD ~* +@all`.
     pub user: String,
     /// Its password.
@@ -74,7 +77,8 @@ impl RedisServer {
     fn try_start(opts: &RedisOptions) -> Result<RedisServer, HarnessError> {
         let port = free_port()?;
         let mut cmd = pinned_command(&opts.bin, opts.cpus.as_deref());
-        cmd.args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        cmd.args(["--bind", "127.0.0.1", "--save", ""])
+            .args(opts.persistence.server_args())
             .args([
                 "--daemonize",
                 "no",
@@ -130,6 +134,12 @@ impl RedisServer {
     /// Process id (for `/proc` accounting).
     pub fn pid(&self) -> u32 {
         self.process.pid()
+    }
+
+    /// The server process (its log lines, e.g. for
+    /// [`RunningServer::wait_for_line`](super::server::RunningServer::wait_for_line)).
+    pub(super) fn process_mut(&mut self) -> &mut Managed {
+        &mut self.process
     }
 
     /// Stops the server (SIGTERM, SIGKILL after 10 s).

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::plan::Plan;
+use super::plan::{Persistence, Plan};
 use super::procstat::CpuDelta;
 use super::redis_benchmark::BenchResult;
 use crate::load::probe::ProbeReport;
@@ -32,6 +32,13 @@ pub struct Results {
     /// Persistent GETs with and without a `/metrics` scrape every 100 ms.
     #[serde(default)]
     pub scrape: Vec<ScrapeRow>,
+    /// SET pipelined and unpipelined with the append-only log off, everysec and always,
+    /// shardline and redis-server.
+    #[serde(default)]
+    pub durability: Vec<DurabilityRow>,
+    /// Start-up replay time of a log of `plan.restart_keys` keys.
+    #[serde(default)]
+    pub restart: Vec<RestartRow>,
     /// Each goal of issue 5 with its measured value.
     pub goals: Vec<Goal>,
     /// Parts that could not run and why.
@@ -243,6 +250,90 @@ pub struct ScrapeRow {
     pub scrapes: Summary,
     /// Every run.
     pub runs: Vec<ScrapeRun>,
+}
+
+/// One durability run: one fresh server with a fresh data directory, one SET workload.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct DurabilityRun {
+    /// The redis-benchmark result.
+    pub bench: BenchResult,
+    /// Server CPU over it.
+    pub server_cpu: CpuDelta,
+    /// Cores that other processes used on the server's CPUs meanwhile (disturbance).
+    pub others_on_server_cpus: Option<f64>,
+    /// shardline: `shardline_reactor_stalls_count` delta (all shards); `None` for redis-server.
+    pub stalls: Option<f64>,
+    /// shardline: quota-violation time delta (all shards and groups), ms.
+    pub quota_violation_ms: Option<f64>,
+    /// shardline: `shardline_aof_records_total` delta (records appended to the log).
+    pub log_records: Option<f64>,
+    /// shardline: `shardline_aof_fsync_duration_seconds_count` delta (fdatasyncs).
+    pub fsyncs: Option<f64>,
+    /// Wall time between the two `/metrics` scrapes, seconds (the run plus the wait for the
+    /// once-a-second `aof_*` update).
+    pub metrics_window_s: Option<f64>,
+}
+
+/// One row of the durability table: one server, persistence setting and pipeline depth.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DurabilityRow {
+    /// Which server.
+    pub server: String,
+    /// The append-only log setting (the same for both servers).
+    pub persistence: Persistence,
+    /// redis-benchmark `-P`.
+    pub pipeline: u32,
+    /// SETs per second.
+    pub req_per_s: Summary,
+    /// Median requests/s relative to redis-server's row with the same settings.
+    pub ratio_to_redis: Option<f64>,
+    /// Server CPU (user + system) per request, µs.
+    pub cpu_us_per_req: Summary,
+    /// Server user CPU per request, µs.
+    pub user_us_per_req: Summary,
+    /// Server system CPU per request, µs.
+    pub sys_us_per_req: Summary,
+    /// Server CPU per wall second.
+    pub server_cpu_util: Summary,
+    /// redis-benchmark CPU per wall second.
+    pub client_cpu_util: Summary,
+    /// shardline: reactor stalls per run.
+    pub stalls: Option<Summary>,
+    /// shardline: quota-violation ms per run.
+    pub quota_violation_ms: Option<Summary>,
+    /// shardline: log records per fdatasync (the group size under `always`).
+    pub records_per_fsync: Option<Summary>,
+    /// Every run.
+    pub runs: Vec<DurabilityRun>,
+}
+
+/// One restart: the server started on the same log again.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RestartRun {
+    /// Load time the server logged (shardline: the slowest shard's "replayed … in T";
+    /// redis-server: "DB loaded from append only file: T seconds"), seconds.
+    pub load_s: f64,
+    /// From spawning the process to the first DBSIZE answered with a count, seconds.
+    pub ready_s: f64,
+    /// DBSIZE after the restart.
+    pub keys: u64,
+}
+
+/// One row of the restart table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RestartRow {
+    /// Which server.
+    pub server: String,
+    /// Distinct keys written (one SET each, `appendfsync everysec`).
+    pub keys_written: u64,
+    /// Bytes of the data directory after the writes (the log files).
+    pub log_bytes: u64,
+    /// Load time the server logged, seconds.
+    pub load_s: Summary,
+    /// Spawn → first DBSIZE answered, seconds.
+    pub ready_s: Summary,
+    /// Every restart.
+    pub runs: Vec<RestartRun>,
 }
 
 /// One goal of the issue.

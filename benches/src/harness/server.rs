@@ -1,5 +1,7 @@
 //! One type for "a server under test", shardline or redis-server.
 
+use std::time::Duration;
+
 use super::endpoint::Endpoint;
 use super::error::HarnessError;
 use super::redis::{RedisOptions, RedisServer};
@@ -66,6 +68,32 @@ impl RunningServer {
             RunningServer::Shardline(s) => s.pid(),
             RunningServer::Redis(s) => s.pid(),
         }
+    }
+
+    /// shardline's `/metrics` URL; `None` for redis-server.
+    pub fn metrics_url(&self) -> Option<&str> {
+        match self {
+            RunningServer::Shardline(s) => Some(s.metrics_url()),
+            RunningServer::Redis(_) => None,
+        }
+    }
+
+    /// Waits until a line of the server's log makes `found` return `Some` (lines printed
+    /// while the start waited for the server included), e.g. shardline's replay line or
+    /// redis-server's "DB loaded from append only file: 1.234 seconds".
+    ///
+    /// # Errors
+    /// [`HarnessError::Process`] when the server exits first or `timeout` passes.
+    pub fn wait_for_line<T>(
+        &mut self,
+        timeout: Duration,
+        found: impl FnMut(&str) -> Option<T>,
+    ) -> Result<T, HarnessError> {
+        let process = match self {
+            RunningServer::Shardline(s) => s.process_mut(),
+            RunningServer::Redis(s) => s.process_mut(),
+        };
+        process.wait_for_line(timeout, found)
     }
 
     /// Stops it.

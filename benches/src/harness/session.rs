@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::certs;
 use super::error::{HarnessError, IoContext};
 use super::load_client::LoadClient;
-use super::plan::{HashMode, Plan};
+use super::plan::{HashMode, Persistence, Plan};
 use super::redis::RedisOptions;
 use super::redis_benchmark::RedisBenchmark;
 use super::shardline::{add_user, ShardlineFiles, ShardlineOptions};
@@ -117,6 +117,8 @@ impl Session {
             hash_mode: mode,
             tls,
             cache_ttl_ms,
+            persistence: Persistence::Off,
+            data_dir: None,
         }
     }
 
@@ -134,9 +136,28 @@ impl Session {
             tls,
             cert: self.files.cert.clone(),
             dir: self.work_dir.clone(),
+            persistence: Persistence::Off,
             user: self.files.user.clone(),
             password: self.files.password.clone(),
         })
+    }
+
+    /// A new empty directory under the work directory, on the same file system as every other
+    /// server's, deleted when the returned guard is dropped: the data directory of one server
+    /// start that keeps a log, so logs never carry over from one run to the next.
+    ///
+    /// # Errors
+    /// [`HarnessError::Io`] when it cannot be created.
+    pub fn fresh_dir(&self, prefix: &str) -> Result<tempfile::TempDir, HarnessError> {
+        tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir_in(&self.work_dir)
+            .context(|| {
+                format!(
+                    "creating a {prefix}* directory in {}",
+                    self.work_dir.display()
+                )
+            })
     }
 
     /// Prints a progress line on stderr, prefixed with the seconds since the session started.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::certs::CertFiles;
 use super::endpoint::Endpoint;
 use super::error::HarnessError;
-use super::plan::HashMode;
+use super::plan::{HashMode, Persistence};
 use super::process::{pinned_command, Managed};
 
 /// Longest a server may take to print its start-up line (a debug build is slow).
@@ -28,6 +28,11 @@ pub struct ShardlineOptions {
     pub tls: bool,
     /// `--credentials-cache-ttl-ms` (0 = cache off).
     pub cache_ttl_ms: u64,
+    /// `--appendonly`/`--appendfsync` ([`Persistence::server_args`]).
+    pub persistence: Persistence,
+    /// `--data-dir` of this run; `None` = the session's shared [`ShardlineFiles::data_dir`]
+    /// (fine while nothing is persisted; runs that log need a fresh directory each).
+    pub data_dir: Option<PathBuf>,
 }
 
 /// Files shared by every shardline run of a session.
@@ -107,13 +112,10 @@ impl ShardlineServer {
             .arg("--users")
             .arg(&files.users)
             .arg("--data-dir")
-            .arg(&files.data_dir)
+            .arg(opts.data_dir.as_ref().unwrap_or(&files.data_dir))
             .arg("--credentials-cache-ttl-ms")
             .arg(opts.cache_ttl_ms.to_string())
-            // redis-server runs with `--appendonly no` here: compare like with like (and keep
-            // the data dir, reused by every run, from growing a log).
-            .arg("--appendonly")
-            .arg("no")
+            .args(opts.persistence.server_args())
             .env("NO_COLOR", "1");
         if !opts.tls {
             cmd.arg("--tls").arg("off");
@@ -149,6 +151,12 @@ impl ShardlineServer {
     /// URL of the Prometheus endpoint.
     pub fn metrics_url(&self) -> &str {
         &self.metrics_url
+    }
+
+    /// The server process (its log lines, e.g. for
+    /// [`RunningServer::wait_for_line`](super::server::RunningServer::wait_for_line)).
+    pub(super) fn process_mut(&mut self) -> &mut Managed {
+        &mut self.process
     }
 
     /// Fails when the server has died (e.g. crashed under load).
