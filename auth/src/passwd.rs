@@ -6,7 +6,7 @@ use std::path::Path;
 use zeroize::Zeroizing;
 
 use crate::sha512_crypt::{ROUNDS_MAX, ROUNDS_MIN};
-use crate::users::{set_user_password, LineError, UsersFileError};
+use crate::users::{set_user_password, LineError, Users, UsersFileError, UsersLimits};
 
 /// Why `shardline passwd` failed.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +39,23 @@ pub enum PasswdError {
     /// Writing the users file failed.
     #[error(transparent)]
     Users(#[from] UsersFileError),
+}
+
+/// Refuses to edit a users file the server would refuse to load (a bad line, a duplicate, a
+/// hash above `max_hash_rounds`), with the server's message: adding a user to it would not
+/// make that user able to log in. A missing or user-less file is fine (passwd creates or
+/// fills it).
+///
+/// # Errors
+/// [`PasswdError::Users`] with the load error.
+fn check_users_file(path: &Path, max_hash_rounds: u32) -> Result<(), PasswdError> {
+    if !path.is_file() {
+        return Ok(());
+    }
+    match Users::load(path, &UsersLimits { max_hash_rounds }) {
+        Ok(_) | Err(UsersFileError::NoUsers { .. }) => Ok(()),
+        Err(err) => Err(err.into()),
+    }
 }
 
 /// Reads one line from `input` as the password: bytes up to the first newline, with a
@@ -126,6 +143,7 @@ pub fn run_passwd(
     limits: PasswdLimits,
 ) -> Result<(), PasswdError> {
     check_rounds(rounds, limits.max_hash_rounds)?;
+    check_users_file(users_path, limits.max_hash_rounds)?;
     let max_password_bytes = limits.max_password_bytes;
     let stdin = std::io::stdin();
     let password = if stdin.is_terminal() {

@@ -1,6 +1,6 @@
 //! `shardline passwd` on an existing users file: it keeps the file's owner, group and mode,
-//! refuses rounds the server would refuse at load (with the server's words), and without
-//! `--users` names the file it looked for.
+//! refuses rounds and files the server would refuse at load (with the server's words), and
+//! without `--users` names the file it looked for.
 
 mod common;
 
@@ -95,16 +95,49 @@ fn passwd_refuses_rounds_the_server_would_refuse_at_load() {
         "{server_err}"
     );
 
-    // Exactly the limit is accepted.
+    // The file is checked as the server loads it: alice's 5000 rounds are over 4000, so a
+    // bob within the limit would still leave a file the server refuses.
     let out = passwd(
         &users,
         "bob",
         "two",
         &["--max-hash-rounds", "4000", "--rounds", "4000"],
     );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        stderr(&out),
+        format!("shardline: {}:1: {refusal}", users.display())
+    );
+    assert_eq!(std::fs::read(&users).expect("users"), original);
+
+    // Exactly the limit is accepted.
+    let fresh = dir.path().join("fresh");
+    let out = passwd(
+        &fresh,
+        "bob",
+        "two",
+        &["--max-hash-rounds", "4000", "--rounds", "4000"],
+    );
     assert!(out.status.success(), "{out:?}");
-    let text = std::fs::read_to_string(&users).expect("users");
-    assert!(text.contains("\nbob:$6$rounds=4000$"), "{text}");
+    let text = std::fs::read_to_string(&fresh).expect("users");
+    assert!(text.starts_with("bob:$6$rounds=4000$"), "{text}");
+}
+
+#[test]
+fn passwd_refuses_a_users_file_the_server_would_refuse() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let users = dir.path().join("users");
+    assert!(passwd(&users, "alice", "one", &[]).status.success());
+    let mut text = std::fs::read_to_string(&users).expect("users");
+    text.push_str("broken line\n");
+    std::fs::write(&users, &text).expect("write");
+    let out = passwd(&users, "gina", "two", &[]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let refusal = format!("{}:2: expected name:$6$hash", users.display());
+    assert_eq!(stderr(&out), format!("shardline: {refusal}"));
+    assert_eq!(std::fs::read_to_string(&users).expect("users"), text);
+    let server_err = common::start_failure(dir.path(), &[]);
+    assert!(server_err.contains(&refusal), "{server_err}");
 }
 
 #[test]

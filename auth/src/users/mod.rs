@@ -93,6 +93,12 @@ pub enum UsersFileError {
         /// The users file.
         path: PathBuf,
     },
+    /// The users-file path is a device, a FIFO, a directory or another non-regular file.
+    #[error("{path}: not a regular file; a users file must be one, and it is not replaced")]
+    NotAFile {
+        /// The path (after following symlinks).
+        path: PathBuf,
+    },
     /// [`set_user_password`] could not give the new file the old one's owner and group
     /// (e.g. not root and not a member of the group); nothing was written.
     #[error(

@@ -1,4 +1,4 @@
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::Path;
 
 use super::*;
@@ -131,6 +131,50 @@ fn set_password_in_a_missing_directory_names_the_directory() {
             missing.display()
         )
     );
+}
+
+#[test]
+fn set_password_through_a_symlink_edits_the_target_and_keeps_the_link() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let real = dir.path().join("real_users");
+    let link = dir.path().join("users");
+    set_user_password(&real, "alice", b"one", 1000).expect("create");
+    std::os::unix::fs::symlink(&real, &link).expect("symlink");
+    set_user_password(&link, "bob", b"two", 1000).expect("through the link");
+    assert!(std::fs::symlink_metadata(&link)
+        .expect("link")
+        .file_type()
+        .is_symlink());
+    let text = std::fs::read_to_string(&real).expect("read");
+    assert!(
+        text.starts_with("alice:$6$") && text.contains("\nbob:$6$"),
+        "{text}"
+    );
+}
+
+#[test]
+fn set_password_refuses_what_is_not_a_regular_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    for path in [Path::new("/dev/null"), fifo.as_path(), dir.path()] {
+        let err = set_user_password(path, "bob", b"two", 1000).expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: not a regular file; a users file must be one, and it is not replaced",
+                path.display()
+            )
+        );
+    }
+    assert!(std::fs::metadata("/dev/null")
+        .expect("/dev/null")
+        .file_type()
+        .is_char_device());
 }
 
 #[test]

@@ -8,7 +8,8 @@ use std::path::Path;
 use super::UsersFileError;
 use crate::sha512_crypt::hash_password;
 
-/// Sets `user`'s password in the users file at `path`, creating the file if needed.
+/// Sets `user`'s password in the users file at `path`, creating the file if needed. A
+/// symlink is followed: the file it points to is the one rewritten.
 ///
 /// Hashes `password` with a random salt and `rounds` (see [`hash_password`]). Replaces the
 /// user's existing line in place, or appends one; every other line, comment and blank line
@@ -20,6 +21,8 @@ use crate::sha512_crypt::hash_password;
 ///
 /// # Errors
 /// [`UsersFileError::BadUserName`] if `user` is empty or has `:`, whitespace or a leading `#`;
+/// [`UsersFileError::NotAFile`] if `path` is (or points to) something other than a regular
+/// file;
 /// [`UsersFileError::KeepOwner`] if the old owner or group cannot be given to the new file
 /// (nothing is written); [`UsersFileError::Io`] on any read, write, sync or rename failure.
 pub fn set_user_password(
@@ -39,11 +42,30 @@ pub fn set_user_password(
         let p = p.to_path_buf();
         move |source| UsersFileError::Io { path: p, source }
     };
-    let (old, old_meta) = match std::fs::File::open(path) {
-        Ok(mut file) => {
-            let meta = file.metadata().map_err(io(path))?;
+    // A symlinked users file (config management, a mounted secret) is edited where it
+    // points; a path that is not a regular file (a device, a FIFO) is refused, not replaced.
+    let target = match std::fs::canonicalize(path) {
+        Ok(target) => target,
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                && std::fs::symlink_metadata(path).is_err() =>
+        {
+            path.to_path_buf()
+        }
+        Err(e) => return Err(io(path)(e)),
+    };
+    let path = target.as_path();
+    let (old, old_meta) = match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => {
+            return Err(UsersFileError::NotAFile {
+                path: path.to_path_buf(),
+            })
+        }
+        Ok(meta) => {
             let mut text = String::new();
-            file.read_to_string(&mut text).map_err(io(path))?;
+            File::open(path)
+                .and_then(|mut file| file.read_to_string(&mut text))
+                .map_err(io(path))?;
             (text, Some(meta))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (String::new(), None),
