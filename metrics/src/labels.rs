@@ -17,6 +17,8 @@ pub mod login_result {
     pub const ABANDONED: &str = "abandoned";
     /// Internal failure (e.g. the offload pool failed).
     pub const ERROR: &str = "error";
+    /// Every value, as exported at zero from the start.
+    pub const ALL: [&str; 6] = [ACCEPTED, REJECTED, OVERSIZE, SHED, ABANDONED, ERROR];
 }
 
 /// `mode` of `shardline_password_hash_duration_seconds` (`--hash-mode`).
@@ -52,6 +54,19 @@ pub mod close_reason {
     /// Silent since accept (no ClientHello byte), its `--maxclients` place given to a new
     /// connection.
     pub const SILENT_EVICTED: &str = "silent_evicted";
+    /// Every value, as exported at zero from the start.
+    pub const ALL: [&str; 10] = [
+        CLIENT_CLOSED,
+        QUIT,
+        PROTOCOL_ERROR,
+        IO_ERROR,
+        HANDSHAKE_FAILED,
+        SHED,
+        AUTH_FAILURES,
+        SHUTDOWN,
+        OUTPUT_BUFFER_LIMIT,
+        SILENT_EVICTED,
+    ];
 }
 
 /// `reason` of `shardline_connections_rejected_total`: why a connection was closed right
@@ -81,6 +96,8 @@ pub mod tls_failure {
     pub const INTERNAL: &str = "internal";
     /// The client closed while its ClientHello waited for a login slot: not answered.
     pub const ABANDONED: &str = "abandoned";
+    /// Every value, as exported at zero from the start.
+    pub const ALL: [&str; 6] = [TIMEOUT, MAX_DURATION, IO, PROTOCOL, INTERNAL, ABANDONED];
 }
 
 /// `kind` of `shardline_command_errors_total`.

@@ -87,10 +87,20 @@ impl ShardMetrics {
         let _ = f.reactor_stalls.with_label_values(&one);
         let _ = f.stall_reported.with_label_values(&one);
         let _ = f.stall_suppressed.with_label_values(&one);
-        let connections_rejected = LabelCache::new(&f.connections_rejected, l, as_given);
-        for reason in crate::labels::reject_reason::ALL {
-            connections_rejected.with(reason, |_| ());
-        }
+        // Labelled counters with a known set of values are exported at zero from the start,
+        // so an alert on their rate sees 0 rather than no series.
+        let with_all = |family, values: &[&'static str]| {
+            let cache = LabelCache::new(family, l, as_given);
+            for value in values {
+                cache.with(value, |_| ());
+            }
+            cache
+        };
+        let connections_rejected =
+            with_all(&f.connections_rejected, &crate::labels::reject_reason::ALL);
+        let connections_closed = with_all(&f.connections_closed, &crate::labels::close_reason::ALL);
+        let tls_failed = with_all(&f.tls_failed, &crate::labels::tls_failure::ALL);
+        let logins = with_all(&f.logins, &crate::labels::login_result::ALL);
         ShardMetrics {
             shard,
             last_executor_stats: Cell::new(Instant::now()),
@@ -105,15 +115,15 @@ impl ShardMetrics {
             task_queue_shares: LabelCache::new(&f.task_queue_shares, l, as_given),
             connections_accepted: f.connections_accepted.with_label_values(&one),
             connections_active: f.connections_active.with_label_values(&one),
-            connections_closed: LabelCache::new(&f.connections_closed, l, as_given),
+            connections_closed,
             connections_shed: f.connections_shed.with_label_values(&one),
             connections_rejected,
             tls_started: f.tls_started.with_label_values(&one),
             tls_completed_full: f.tls_completed.with_label_values(&[l, "false"]),
             tls_completed_resumed: f.tls_completed.with_label_values(&[l, "true"]),
-            tls_failed: LabelCache::new(&f.tls_failed, l, as_given),
+            tls_failed,
             tls_duration: f.tls_duration.with_label_values(&one),
-            logins: LabelCache::new(&f.logins, l, as_given),
+            logins,
             login_wait: f.login_wait.with_label_values(&one),
             password_hash_duration: LabelCache::new(&f.password_hash_duration, l, as_given),
             credentials_cache_hits: f.credentials_cache_hits.with_label_values(&one),
@@ -382,6 +392,31 @@ mod tests {
                 s("shardline_connections_rejected_total", &labels),
                 Some(0.0)
             );
+        }
+        // So are the other counters with a known set of label values (a reason counted
+        // above excepted).
+        let known = [
+            (
+                "shardline_connections_closed_total",
+                "reason",
+                &crate::labels::close_reason::ALL[..],
+            ),
+            (
+                "shardline_tls_handshakes_failed_total",
+                "reason",
+                &crate::labels::tls_failure::ALL[..],
+            ),
+            (
+                "shardline_logins_total",
+                "result",
+                &crate::labels::login_result::ALL[..],
+            ),
+        ];
+        for (name, key, values) in known {
+            for value in values {
+                let got = s(name, &[("shard", "2"), (key, value)]);
+                assert!(got.is_some(), "{name}{{{key}={value}}} not exported");
+            }
         }
         shard.connection_rejected(crate::labels::reject_reason::FD_LIMIT);
         shard.connection_rejected(crate::labels::reject_reason::FD_LIMIT);

@@ -24,6 +24,7 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering;
 
 use glommio::net::TcpStream;
+use shardline_metrics::labels::close_reason;
 
 use crate::accept::ClientSlot;
 use crate::resp::RequestLimits;
@@ -68,19 +69,19 @@ pub enum CloseReason {
 }
 
 impl CloseReason {
-    /// The label value.
+    /// The label value ([`shardline_metrics::labels::close_reason`]).
     pub fn as_str(self) -> &'static str {
         match self {
-            CloseReason::ClientClosed => "client_closed",
-            CloseReason::Quit => "quit",
-            CloseReason::ProtocolError => "protocol_error",
-            CloseReason::IoError => "io_error",
-            CloseReason::HandshakeFailed => "handshake_failed",
-            CloseReason::Shed => "shed",
-            CloseReason::AuthFailures => "auth_failures",
-            CloseReason::Shutdown => "shutdown",
-            CloseReason::OutputBufferLimit => "output_buffer_limit",
-            CloseReason::SilentEvicted => "silent_evicted",
+            CloseReason::ClientClosed => close_reason::CLIENT_CLOSED,
+            CloseReason::Quit => close_reason::QUIT,
+            CloseReason::ProtocolError => close_reason::PROTOCOL_ERROR,
+            CloseReason::IoError => close_reason::IO_ERROR,
+            CloseReason::HandshakeFailed => close_reason::HANDSHAKE_FAILED,
+            CloseReason::Shed => close_reason::SHED,
+            CloseReason::AuthFailures => close_reason::AUTH_FAILURES,
+            CloseReason::Shutdown => close_reason::SHUTDOWN,
+            CloseReason::OutputBufferLimit => close_reason::OUTPUT_BUFFER_LIMIT,
+            CloseReason::SilentEvicted => close_reason::SILENT_EVICTED,
         }
     }
 }
