@@ -50,12 +50,18 @@ type Waiter = oneshot::Sender<LoginPermit>;
 struct StageQueue(VecDeque<(Instant, Waiter)>);
 
 impl StageQueue {
-    /// The next waiter at `now` (module docs), live or not.
-    fn pop(&mut self, now: Instant, lifo_after: Option<Duration>) -> Option<Waiter> {
-        // Shed waiters (their receiver is gone) must not make the queue look congested.
+    /// Drops the shed waiters (their receiver is gone) at the front, so that a queue holding
+    /// only shed waiters is empty and the oldest waiter left is a live one (shed waiters must
+    /// not make the queue look congested either).
+    fn drop_shed_front(&mut self) {
         while self.0.front().is_some_and(|(_, tx)| tx.is_canceled()) {
             self.0.pop_front();
         }
+    }
+
+    /// The next waiter at `now` (module docs), live or not; call
+    /// [`StageQueue::drop_shed_front`] first.
+    fn pop(&mut self, now: Instant, lifo_after: Option<Duration>) -> Option<Waiter> {
         let oldest_wait = now.saturating_duration_since(self.0.front()?.0);
         let newest_first = lifo_after
             .is_some_and(|after| oldest_wait >= after && oldest_wait < after * LIFO_AGING_FACTOR);
@@ -98,6 +104,10 @@ impl Waiters {
 
     /// The next waiter to serve at `now` (module docs), live or not.
     pub(super) fn pop(&mut self, now: Instant) -> Option<Waiter> {
+        // Otherwise a stage holding only shed waiters could take the turn, pop nothing, and
+        // leave the other stage's live waiters without the freed slot.
+        self.passwords.drop_shed_front();
+        self.handshakes.drop_shed_front();
         let password_turn = !self.passwords.0.is_empty()
             && (self.handshakes.0.is_empty() || self.passwords_in_a_row < PASSWORDS_PER_HANDSHAKE);
         if password_turn {
@@ -153,6 +163,7 @@ mod tests {
         lifo_after: Option<Duration>,
         rx: &mut [oneshot::Receiver<LoginPermit>],
     ) -> usize {
+        q.drop_shed_front();
         let tx = q.pop(now, lifo_after).expect("a waiter");
         assert!(tx.send(LoginPermit { gate: None }).is_ok());
         rx.iter_mut()
@@ -173,6 +184,21 @@ mod tests {
         assert_eq!(served(&mut q, t0 + MS * 2001, lifo, &mut rx), 1);
         // Without lifo_after, always oldest first.
         assert_eq!(served(&mut q, t0 + MS * 1000, None, &mut rx), 2);
+    }
+
+    #[test]
+    fn a_stage_of_shed_waiters_does_not_keep_the_slot_from_the_other_stage() {
+        let t0 = Instant::now();
+        let mut waiters = Waiters::new(None);
+        let (shed, shed_rx) = oneshot::channel();
+        waiters.push(LoginStage::Password, t0, shed);
+        drop(shed_rx);
+        let (live, mut live_rx) = oneshot::channel();
+        waiters.push(LoginStage::Handshake, t0, live);
+        let tx = waiters.pop(t0).expect("the live handshake");
+        assert!(tx.send(LoginPermit { gate: None }).is_ok());
+        assert!(matches!(live_rx.try_recv(), Ok(Some(_))));
+        assert!(waiters.is_empty());
     }
 
     #[test]
