@@ -7,6 +7,7 @@ use std::time::Duration;
 use async_openssl::SslStream;
 use glommio::net::TcpStream;
 use openssl::ssl::Ssl;
+use shardline_metrics::labels::tls_failure;
 use shardline_metrics::Activity;
 use tracing::debug;
 
@@ -27,13 +28,13 @@ pub(super) async fn handshake(
     shard.metrics.tls_handshake_started();
     let clock = Rc::new(HandshakeClock::new());
     let ssl = Ssl::new(acceptor.context()).map_err(|err| {
-        shard.metrics.tls_handshake_failed("internal");
+        shard.metrics.tls_handshake_failed(tls_failure::INTERNAL);
         debug!("shard {}: Ssl::new failed: {err}", shard.id);
         CloseReason::HandshakeFailed
     })?;
     let gated = LoginGatedStream::new(tcp, shard.clone(), clock.clone());
     let mut tls = SslStream::new(ssl, gated).map_err(|_| {
-        shard.metrics.tls_handshake_failed("internal");
+        shard.metrics.tls_handshake_failed(tls_failure::INTERNAL);
         CloseReason::HandshakeFailed
     })?;
     let config = &shard.shared.config;
@@ -62,14 +63,14 @@ pub(super) async fn handshake(
         }
         Ok(Err(_)) if tls.get_ref().was_shed() => Err(CloseReason::Shed),
         Ok(Err(_)) if tls.get_ref().was_abandoned() => {
-            shard.metrics.tls_handshake_failed("abandoned");
+            shard.metrics.tls_handshake_failed(tls_failure::ABANDONED);
             Err(CloseReason::ClientClosed)
         }
         Ok(Err(err)) => {
             let reason = if err.io_error().is_some() {
-                "io"
+                tls_failure::IO
             } else {
-                "protocol"
+                tls_failure::PROTOCOL
             };
             debug!("shard {}: TLS handshake failed: {err}", shard.id);
             shard.metrics.tls_handshake_failed(reason);

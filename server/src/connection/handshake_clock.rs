@@ -13,6 +13,8 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
+use shardline_metrics::labels::tls_failure;
+
 /// The two limits, from `--handshake-timeout-ms` and `--handshake-max-ms`.
 #[derive(Debug, Clone, Copy)]
 pub struct HandshakeLimits {
@@ -36,8 +38,8 @@ impl HandshakeCut {
     /// The metric label: `timeout` or `max_duration`.
     pub fn label(self) -> &'static str {
         match self {
-            HandshakeCut::Idle => "timeout",
-            HandshakeCut::MaxDuration => "max_duration",
+            HandshakeCut::Idle => tls_failure::TIMEOUT,
+            HandshakeCut::MaxDuration => tls_failure::MAX_DURATION,
         }
     }
 }

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use shardline_auth::{AuthError, LoginStage};
+use shardline_metrics::labels::login_result;
 use shardline_metrics::Activity;
 
 use crate::connection::dispatch::Flow;
@@ -185,7 +186,7 @@ async fn login(
     let permit = match shard.admit_login(LoginStage::Password).await {
         Ok(permit) => permit,
         Err(_) => {
-            shard.metrics.login("shed");
+            shard.metrics.login(login_result::SHED);
             return Err(LoginClose {
                 reply: Some(Frame::error(
                     "ERR login queue timeout: too many concurrent logins on this shard \
@@ -197,7 +198,7 @@ async fn login(
     };
     shard.metrics.login_wait(waited.elapsed());
     if session.socket_fd.is_some_and(peer_closed) {
-        shard.metrics.login("abandoned");
+        shard.metrics.login(login_result::ABANDONED);
         return Err(LoginClose {
             reply: None,
             reason: CloseReason::ClientClosed,
@@ -228,19 +229,19 @@ async fn login(
                 }
             }
             if verified.accepted {
-                shard.metrics.login("accepted");
+                shard.metrics.login(login_result::ACCEPTED);
                 Login::Accepted
             } else {
-                shard.metrics.login("rejected");
+                shard.metrics.login(login_result::REJECTED);
                 Login::Rejected
             }
         }
         Err(AuthError::PasswordTooLong { .. }) => {
-            shard.metrics.login("oversize");
+            shard.metrics.login(login_result::OVERSIZE);
             Login::Rejected
         }
         Err(err) => {
-            shard.metrics.login("error");
+            shard.metrics.login(login_result::ERROR);
             Login::Failed(format!("ERR authentication failed: {err}"))
         }
     })
