@@ -306,9 +306,16 @@ async fn shard_main(
     }
     let log_tasks = shard.aof.as_ref().map(|aof| {
         let flusher = shard.spawn_main("aof-flush", aof.writer.clone().run_flusher());
-        let everysec = (config.appendfsync == AppendFsync::Everysec)
-            .then(|| shard.spawn_maintenance("aof-fsync", aof.writer.clone().run_everysec()));
-        (flusher, everysec)
+        let syncer = match config.appendfsync {
+            AppendFsync::Always => {
+                Some(shard.spawn_main("aof-fsync", aof.writer.clone().run_syncer()))
+            }
+            AppendFsync::Everysec => {
+                Some(shard.spawn_maintenance("aof-fsync", aof.writer.clone().run_everysec()))
+            }
+            AppendFsync::No => None,
+        };
+        (flusher, syncer)
     });
 
     let peer_server =
@@ -336,7 +343,7 @@ async fn shard_main(
     maintenance.cancel().await;
     shard.peers.close();
     peer_server.await;
-    if let (Some(aof), Some((flusher, everysec))) = (&shard.aof, log_tasks) {
+    if let (Some(aof), Some((flusher, syncer))) = (&shard.aof, log_tasks) {
         aof.writer.flush().await;
         let stats = aof.writer.take_stats();
         info!(
@@ -350,7 +357,7 @@ async fn shard_main(
             stats.records_synced
         );
         flusher.cancel().await;
-        if let Some(task) = everysec {
+        if let Some(task) = syncer {
             task.cancel().await;
         }
     }

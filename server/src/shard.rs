@@ -8,13 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_channel::oneshot;
 use glommio::{Latency, Shares, Task, TaskQueueHandle};
 use openssl::ssl::SslAcceptor;
 use shardline_auth::{LoginGate, LoginPermit, LoginShed, LoginStage, Verifier};
 use shardline_metrics::ShardMetrics;
 
-use crate::aof::Aof;
+use crate::aof::{Aof, SyncPoint};
 use crate::connection::SilentConnections;
 use crate::forward::{await_reply, Peers, ShardJob};
 use crate::keyspace::slot::owner_shard;
@@ -176,16 +175,16 @@ impl Shard {
         frame
     }
 
-    /// With `appendfsync always` and records not yet on disk: a signal that resolves once
-    /// they are (a reply computed now must wait for it). `None` when a reply may leave now.
-    pub fn durable(&self) -> Option<oneshot::Receiver<()>> {
-        self.aof.as_ref()?.writer.barrier()
+    /// With `appendfsync always` and records not yet on disk: the point they must reach
+    /// before a reply computed now may leave. `None` when a reply may leave now.
+    pub fn durable(&self) -> Option<SyncPoint> {
+        self.aof.as_ref()?.writer.sync_point()
     }
 
     /// `frame` once the records appended so far are on disk (see [`Shard::durable`]).
     pub async fn durable_reply(&self, frame: Frame) -> Frame {
-        if let Some(wait) = self.durable() {
-            let _ = wait.await;
+        if let Some(point) = self.durable() {
+            point.reached().await;
         }
         frame
     }

@@ -32,7 +32,7 @@ use crate::keyspace::Db;
 use crate::resp::Frame;
 pub use manifest::Manifest;
 pub use replay::Replayed;
-pub use writer::{LogWriter, WriterStats};
+pub use writer::{LogWriter, SyncPoint, WriterStats};
 
 /// `--appendonly`: whether the log is kept (Redis's `appendonly`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

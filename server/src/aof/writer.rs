@@ -1,17 +1,19 @@
 //! The per-shard log writer with group commit (Redis 7 `flushAppendOnlyFile`, one flush per
 //! loop turn): commands append their records to an in-memory buffer; one flusher task per
-//! shard writes the whole buffer through glommio's io_uring [`BufferedFile`] and, with
-//! `appendfsync always`, covers it with one `fdatasync` before the replies of every record in
-//! it are released. Records appended while a write is in flight form the next group.
+//! shard writes the whole buffer through glommio's io_uring [`BufferedFile`]. With
+//! `appendfsync always` a second task, the syncer, covers everything written so far with one
+//! `fdatasync` and then releases the replies of every record it covered.
+//!
+//! The two stages overlap: while the syncer waits for group N's fdatasync, the flusher
+//! already writes group N+1, and the syncer's next fdatasync covers it as soon as N's
+//! returns, so the disk is kept busy instead of idling while the shard executes commands.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::rc::Rc;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
-use futures_channel::oneshot;
 use glommio::io::BufferedFile;
 use tracing::error;
 
@@ -21,6 +23,37 @@ use super::AppendFsync;
 /// What runs once the records a reply depends on are on disk: it sends the reply.
 pub type Release = Box<dyn FnOnce()>;
 
+/// Something waiting for an fdatasync: a reply to send, or a task to wake.
+enum Waiter {
+    Run(Release),
+    Wake(Waker),
+}
+
+/// A point in one shard's log (`appendfsync always`): the records appended up to it must be on
+/// disk before a reply computed at that point may leave. Cheap to hold (no allocation).
+pub struct SyncPoint {
+    writer: Rc<LogWriter>,
+    seq: u64,
+}
+
+impl SyncPoint {
+    /// Resolves once every record up to this point is covered by an fdatasync.
+    pub async fn reached(&self) {
+        poll_fn(|cx| {
+            if self.writer.synced.get() >= self.seq {
+                Poll::Ready(())
+            } else {
+                self.writer
+                    .waiters
+                    .borrow_mut()
+                    .push((self.seq, Waiter::Wake(cx.waker().clone())));
+                Poll::Pending
+            }
+        })
+        .await
+    }
+}
+
 /// One shard's open log and the records not yet written to it.
 pub struct LogWriter {
     file: RefCell<Rc<BufferedFile>>,
@@ -28,6 +61,8 @@ pub struct LogWriter {
     /// One group write (and file switch) at a time: the flusher, a shutdown flush and a
     /// rewrite's switch take turns.
     lock: glommio::sync::Semaphore,
+    /// One fdatasync of [`Self::sync_written`] at a time (the syncer, everysec, shutdown).
+    sync_lock: glommio::sync::Semaphore,
     /// A switch to a new incremental file: (bytes of the buffer that still belong to the
     /// current file, the new file, its path). Set by a rewrite; done by the next group write.
     rotation: RefCell<Option<(usize, BufferedFile, String)>>,
@@ -41,9 +76,11 @@ pub struct LogWriter {
     synced: Cell<u64>,
     /// Bytes in the file (its write position).
     size: Cell<u64>,
-    /// Replies waiting for their record's fdatasync (`always`): (sequence, release).
-    waiters: RefCell<VecDeque<(u64, Release)>>,
+    /// Replies waiting for their record's fdatasync (`always`): (sequence, waiter), in no
+    /// particular order.
+    waiters: RefCell<Vec<(u64, Waiter)>>,
     flusher: Cell<Option<Waker>>,
+    syncer: Cell<Option<Waker>>,
     /// Whether the last write or fdatasync failed (INFO `aof_last_write_status`).
     write_failed: Cell<bool>,
     stats: RefCell<WriterStats>,
@@ -71,6 +108,7 @@ impl LogWriter {
             file: RefCell::new(Rc::new(file)),
             path: RefCell::new(path),
             lock: glommio::sync::Semaphore::new(1),
+            sync_lock: glommio::sync::Semaphore::new(1),
             rotation: RefCell::new(None),
             fsync,
             buf: RefCell::new(Vec::with_capacity(64 << 10)),
@@ -78,8 +116,9 @@ impl LogWriter {
             written: Cell::new(0),
             synced: Cell::new(0),
             size: Cell::new(size),
-            waiters: RefCell::new(VecDeque::new()),
+            waiters: RefCell::new(Vec::new()),
             flusher: Cell::new(None),
+            syncer: Cell::new(None),
             write_failed: Cell::new(false),
             stats: RefCell::new(WriterStats::default()),
         })
@@ -122,17 +161,14 @@ impl LogWriter {
         self.stats.borrow_mut().records += 2;
     }
 
-    /// With `appendfsync always`: a signal that resolves once every record appended so far is
-    /// on disk, or `None` when nothing is pending (or the policy is not `always`).
-    pub fn barrier(&self) -> Option<oneshot::Receiver<()>> {
-        if !self.pending() {
-            return None;
-        }
-        let (signal, wait) = oneshot::channel();
-        self.after_sync(Box::new(move || {
-            let _ = signal.send(());
-        }));
-        Some(wait)
+    /// With `appendfsync always`: the point every record appended so far must reach before a
+    /// reply computed now may leave, or `None` when nothing is pending (or the policy is not
+    /// `always`).
+    pub fn sync_point(self: &Rc<Self>) -> Option<SyncPoint> {
+        self.pending().then(|| SyncPoint {
+            writer: self.clone(),
+            seq: self.appended.get(),
+        })
     }
 
     /// Whether, under `appendfsync always`, records appended so far still wait for their
@@ -146,7 +182,7 @@ impl LogWriter {
         if self.pending() {
             self.waiters
                 .borrow_mut()
-                .push_back((self.appended.get(), release));
+                .push((self.appended.get(), Waiter::Run(release)));
         } else {
             release();
         }
@@ -166,7 +202,7 @@ impl LogWriter {
     /// Waits until a switch asked by [`Self::rotate`] is done.
     pub async fn rotated(&self) {
         while self.rotation.borrow().is_some() {
-            self.write_group(self.fsync == AppendFsync::Always).await;
+            self.write_group().await;
         }
     }
 
@@ -203,8 +239,8 @@ impl LogWriter {
         copy
     }
 
-    /// The flusher task: writes each group, fdatasyncs it under `always`, releases its
-    /// replies. Runs until the shard stops (cancelled), after [`Self::flush`] at shutdown.
+    /// The flusher task: writes each group and, under `always`, hands it to the syncer. Runs
+    /// until the shard stops (cancelled), after [`Self::flush`] at shutdown.
     pub async fn run_flusher(self: Rc<Self>) {
         loop {
             poll_fn(|cx| {
@@ -216,7 +252,24 @@ impl LogWriter {
                 }
             })
             .await;
-            self.write_group(self.fsync == AppendFsync::Always).await;
+            self.write_group().await;
+        }
+    }
+
+    /// `appendfsync always`: the syncer task. Each fdatasync covers every group written
+    /// before it starts; the replies of those records are released when it returns.
+    pub async fn run_syncer(self: Rc<Self>) {
+        loop {
+            poll_fn(|cx| {
+                if self.synced.get() < self.written.get() {
+                    Poll::Ready(())
+                } else {
+                    self.syncer.set(Some(cx.waker().clone()));
+                    Poll::Pending
+                }
+            })
+            .await;
+            self.sync_written().await;
         }
     }
 
@@ -225,29 +278,20 @@ impl LogWriter {
     pub async fn run_everysec(self: Rc<Self>) {
         loop {
             glommio::timer::sleep(Duration::from_secs(1)).await;
-            if self.synced.get() < self.written.get() {
-                let upto = self.written.get();
-                if self.sync().await {
-                    self.synced.set(upto);
-                }
-            }
+            self.sync_written().await;
         }
     }
 
     /// Writes and fdatasyncs everything appended so far (shutdown; `SAVE`).
     pub async fn flush(&self) {
         while !self.buf.borrow().is_empty() || self.rotation.borrow().is_some() {
-            self.write_group(true).await;
+            self.write_group().await;
         }
-        if self.synced.get() < self.written.get() {
-            let upto = self.written.get();
-            if self.sync().await {
-                self.synced.set(upto);
-            }
-        }
+        self.sync_written().await;
     }
 
-    async fn write_group(&self, sync: bool) {
+    /// Writes the buffered records (switching files first if a rotation is due).
+    async fn write_group(&self) {
         let Ok(_turn) = self.lock.acquire_permit(1).await else {
             return;
         };
@@ -258,7 +302,10 @@ impl LogWriter {
         if let Some((at, file, path)) = rotation {
             let rest = data.split_off(at.min(data.len()));
             self.write_all(data).await;
-            while !self.sync().await {}
+            // Everything counted in `written` so far is in the old file: once it is synced the
+            // syncer may cover later records with the new file.
+            let old = self.file.borrow().clone();
+            while !self.sync(&old).await {}
             *self.file.borrow_mut() = Rc::new(file);
             *self.path.borrow_mut() = path;
             self.size.set(0);
@@ -267,22 +314,53 @@ impl LogWriter {
         self.write_all(data).await;
         self.written.set(upto);
         self.stats.borrow_mut().bytes_written += len;
-        if sync {
-            // A failed fdatasync is retried (after a pause): the replies wait meanwhile.
-            while !self.sync().await {}
-            self.stats.borrow_mut().records_synced += upto - self.synced.get();
-            self.synced.set(upto);
+        if self.fsync == AppendFsync::Always {
+            if let Some(waker) = self.syncer.take() {
+                waker.wake();
+            }
         }
-        if self.fsync != AppendFsync::Always {
+    }
+
+    /// One fdatasync covering every record written so far, then the release of the replies
+    /// waiting for them. A failed fdatasync is retried (after a pause): the replies wait.
+    async fn sync_written(&self) {
+        let Ok(_turn) = self.sync_lock.acquire_permit(1).await else {
+            return;
+        };
+        // Taken together: `written` counts records in this file or in older files that were
+        // synced before the switch to it.
+        let upto = self.written.get();
+        let file = self.file.borrow().clone();
+        if self.synced.get() >= upto {
             return;
         }
-        let mut waiters = self.waiters.borrow_mut();
-        while waiters
-            .front()
-            .is_some_and(|(seq, _)| *seq <= self.synced.get())
-        {
-            if let Some((_, release)) = waiters.pop_front() {
-                release();
+        while !self.sync(&file).await {}
+        self.stats.borrow_mut().records_synced += upto - self.synced.get();
+        self.synced.set(upto);
+        self.release_synced();
+    }
+
+    /// Sends every waiting reply whose records are now covered by an fdatasync.
+    fn release_synced(&self) {
+        let synced = self.synced.get();
+        let due: Vec<Waiter> = {
+            let mut waiters = self.waiters.borrow_mut();
+            let mut due = Vec::new();
+            let mut i = 0;
+            while i < waiters.len() {
+                if waiters[i].0 <= synced {
+                    due.push(waiters.swap_remove(i).1);
+                } else {
+                    i += 1;
+                }
+            }
+            due
+        };
+        // The order does not matter: each connection's pipeline keeps its replies in order.
+        for waiter in due {
+            match waiter {
+                Waiter::Run(release) => release(),
+                Waiter::Wake(waker) => waker.wake(),
             }
         }
     }
@@ -307,9 +385,8 @@ impl LogWriter {
         }
     }
 
-    async fn sync(&self) -> bool {
+    async fn sync(&self, file: &BufferedFile) -> bool {
         let started = Instant::now();
-        let file = self.file.borrow().clone();
         match file.fdatasync().await {
             Ok(()) => {
                 let mut stats = self.stats.borrow_mut();

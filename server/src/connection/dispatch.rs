@@ -135,8 +135,8 @@ pub async fn dispatch(
                         let frame = match reply {
                             Ok(receiver) => crate::forward::await_reply(receiver).await,
                             Err((frame, durable)) => {
-                                if let Some(wait) = durable {
-                                    let _ = wait.await;
+                                if let Some(point) = durable {
+                                    point.reached().await;
                                 }
                                 frame
                             }

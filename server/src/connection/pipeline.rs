@@ -5,8 +5,8 @@ use std::future::Future;
 use std::pin::Pin;
 
 use bytes::{Bytes, BytesMut};
-use futures_channel::oneshot;
 
+use crate::aof::SyncPoint;
 use crate::resp::{Frame, Protocol};
 
 /// A reply not yet known: its frame arrives from another shard.
@@ -22,6 +22,7 @@ pub struct Pipeline {
 
 enum Entry {
     Ready(Frame),
+    Durable(SyncPoint, Frame),
     Later(LaterReply),
     Raw(Bytes),
 }
@@ -46,21 +47,12 @@ impl Pipeline {
 
     /// Adds a reply computed on this shard that may leave only once `durable` resolves (the
     /// append-only log's signal under `appendfsync always`, see `Shard::durable`).
-    pub fn durable(
-        &mut self,
-        protocol: Protocol,
-        frame: Frame,
-        durable: Option<oneshot::Receiver<()>>,
-    ) {
+    pub fn durable(&mut self, protocol: Protocol, frame: Frame, durable: Option<SyncPoint>) {
         match durable {
             None => self.ready(protocol, frame),
-            Some(wait) => self.later(
-                protocol,
-                Box::pin(async move {
-                    let _ = wait.await;
-                    frame
-                }),
-            ),
+            Some(point) => self
+                .queue
+                .push_back((protocol, Entry::Durable(point, frame))),
         }
     }
 
@@ -85,6 +77,10 @@ impl Pipeline {
         while let Some((protocol, entry)) = self.queue.pop_front() {
             let frame = match entry {
                 Entry::Ready(frame) => frame,
+                Entry::Durable(point, frame) => {
+                    point.reached().await;
+                    frame
+                }
                 Entry::Later(reply) => reply.await,
                 Entry::Raw(bytes) => {
                     self.out.extend_from_slice(&bytes);
