@@ -191,7 +191,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
     fn check_output(&mut self) -> Result<(), CloseReason> {
         self.account_output();
         let pending = self.pipeline.out.len();
-        if self.output_check.exceeded(pending, Instant::now()) {
+        if self.output_check.exceeded(pending, Instant::now) {
             tracing::warn!(
                 "shard {}: client id={} addr={} closed for overcoming its output buffer limit: \
                  {pending} unwritten reply bytes (--client-output-buffer-limit)",
