@@ -135,6 +135,7 @@ impl Aof {
         let (mut older, mut base_size) = (0, 0);
         let mut last = None;
         let count = files.len();
+        db.start_bulk_load();
         for (i, (name, is_base)) in files.into_iter().enumerate() {
             let path = dir.join(&name);
             let shown = path.display().to_string();
@@ -159,6 +160,7 @@ impl Aof {
                 let _ = file.close().await;
             }
         }
+        db.finish_bulk_load();
         let Some((file, shown, size)) = last else {
             return Err(format!("{}: no file to append to", dir.display()));
         };

@@ -93,9 +93,12 @@ pub async fn load(
     let dir = std::path::absolute(log_dir(data_dir)).map_err(|err| err.to_string())?;
     let staging = std::path::absolute(staging_dir(data_dir)).map_err(|err| err.to_string())?;
     let mut db = Db::new();
+    db.start_bulk_load();
     for old in 0..old_shards {
         let manifest = Manifest::load(&dir, old).await?;
         let mut scratch = Db::new();
+        // Only its map is read (by `absorb`): its SCAN index is never built.
+        scratch.start_bulk_load();
         let files = manifest
             .base
             .iter()
@@ -118,6 +121,7 @@ pub async fn load(
         }
         db.absorb(scratch, |key| owner_shard(key, shards) == shard);
     }
+    db.finish_bulk_load();
     let keys = db.len();
     let base_name = format!("shard-{shard}.base.1.aof");
     let base = super::rewrite::create(&staging.join(&base_name)).await?;

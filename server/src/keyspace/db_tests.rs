@@ -187,3 +187,30 @@ fn remove_if_empty_and_flush() {
     assert_eq!((db.len(), db.expires_len()), (0, 0));
     assert_eq!(db.scan(0, 10, None, None, 0), (0, vec![]));
 }
+
+#[test]
+fn bulk_load_builds_the_scan_index_at_the_end() {
+    let mut db = Db::new();
+    db.set(b"before", s(b"v"), false, 0);
+    db.start_bulk_load();
+    for i in 0..500u32 {
+        db.set(format!("k{i}").as_bytes(), s(b"v"), false, 0);
+    }
+    for i in 0..100u32 {
+        db.remove(format!("k{i}").as_bytes(), 0);
+    }
+    db.remove(b"before", 0);
+    db.finish_bulk_load();
+    let mut keys = full_scan(&mut db, 7);
+    keys.sort();
+    let mut expected: Vec<Bytes> = (100..500u32)
+        .map(|i| Bytes::from(format!("k{i}")))
+        .collect();
+    expected.sort();
+    assert_eq!(keys, expected);
+    // The index is kept one key at a time again afterwards.
+    db.set(b"after", s(b"v"), false, 0);
+    assert_eq!(full_scan(&mut db, 1000).len(), 401);
+    assert_eq!(db.remove(b"after", 0), Some(s(b"v")));
+    assert_eq!(full_scan(&mut db, 1000).len(), 400);
+}
