@@ -232,3 +232,54 @@ fn kill9_at_any_moment_of_a_rewrite_loses_nothing() {
     }
     assert!(acked > 0);
 }
+
+#[test]
+fn a_flushall_during_a_rewrite_completes_it_and_survives_a_crash() {
+    let server = Server::start(ARGS);
+    let mut client = login_plain(&server);
+    // Enough keys that dumping them takes many steps (256 keys each) across polls.
+    for batch in 0..100 {
+        let keys: Vec<String> = (0..1000).map(|i| format!("k{batch}:{i}")).collect();
+        let mut args: Vec<&[u8]> = vec![b"MSET"];
+        for key in &keys {
+            args.push(key.as_bytes());
+            args.push(b"some value of a few dozen bytes, to make the dump longer");
+        }
+        client.roundtrip(&args, b"+OK\r\n");
+    }
+    client.roundtrip(&[b"DBSIZE"], b":100000\r\n");
+    client.roundtrip(
+        &[b"BGREWRITEAOF"],
+        b"+Background append only file rewriting started\r\n",
+    );
+    // The dump starts right after the new incremental file enters the manifest.
+    wait_for(|| {
+        let manifests: Vec<String> = (0..2)
+            .map(|s| {
+                let path = server
+                    .dir
+                    .path()
+                    .join(format!("appendonlydir/shard-{s}.manifest"));
+                std::fs::read_to_string(path).unwrap_or_default()
+            })
+            .collect();
+        manifests.iter().all(|m| m.contains("incr.1.aof"))
+    });
+    client.roundtrip(&[b"FLUSHALL"], b"+OK\r\n");
+    client.roundtrip(&[b"SET", b"after", b"1"], b"+OK\r\n");
+    wait_for(|| {
+        info_field(&mut client, "aof_rewrites") == "2"
+            && info_field(&mut client, "aof_rewrite_in_progress") == "0"
+    });
+    assert_eq!(info_field(&mut client, "aof_last_bgrewrite_status"), "ok");
+    assert_eq!(
+        server.metric("shardline_aof_rewrite_failures_total", &[]),
+        0.0
+    );
+
+    let password = server.password.clone();
+    let server = Server::restart_in(server.kill9(), ARGS, &password);
+    let mut client = login_plain(&server);
+    client.roundtrip(&[b"DBSIZE"], b":1\r\n");
+    client.roundtrip(&[b"GET", b"after"], b"$1\r\n1\r\n");
+}

@@ -182,14 +182,16 @@ impl Db {
     /// Visits up to `max_keys` more keys of the dump started by [`Db::start_snapshot`] and
     /// returns the records dumped since the last call, and whether the dump is complete.
     ///
-    /// Errors: the dump was abandoned (a FLUSHALL/FLUSHDB ran) or none is in progress.
+    /// A FLUSHALL/FLUSHDB since the start ends the dump (see `Snapshot::flushed`).
+    ///
+    /// Errors: none is in progress.
     pub fn snapshot_step(&mut self, max_keys: usize) -> Result<(Vec<u8>, bool), &'static str> {
         let Some(snapshot) = &mut self.snapshot else {
             return Err("no dump in progress");
         };
-        if snapshot.aborted {
+        if snapshot.flushed {
             self.snapshot = None;
-            return Err("FLUSHALL/FLUSHDB ran during the rewrite");
+            return Ok((Vec::new(), true));
         }
         let range = match &snapshot.last {
             None => self.scan_index.range(..),
@@ -381,7 +383,7 @@ impl Db {
     pub fn flush(&mut self) {
         self.dirty += 1;
         if let Some(snapshot) = &mut self.snapshot {
-            snapshot.aborted = true;
+            snapshot.flushed = true;
         }
         self.map.clear();
         self.expiry.clear();

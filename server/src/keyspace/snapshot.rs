@@ -24,8 +24,10 @@ pub struct Snapshot {
     pub(super) done_ahead: HashSet<Bytes>,
     /// Dumped records not yet taken.
     pub(super) out: Vec<u8>,
-    /// FLUSHALL/FLUSHDB ran during the dump: it is abandoned.
-    pub(super) aborted: bool,
+    /// FLUSHALL/FLUSHDB ran during the dump. The log records it after the switch point, so
+    /// replay empties the keyspace after loading the base whatever the base holds: the dump
+    /// ends at once, complete.
+    pub(super) flushed: bool,
 }
 
 impl Snapshot {
@@ -80,7 +82,7 @@ pub fn dump_entry(out: &mut Vec<u8>, key: &[u8], value: &Value, expires_at: Opti
 mod tests {
     use bytes::Bytes;
 
-    use crate::aof::record::decode;
+    use crate::aof::record::{decode, encode};
     use crate::keyspace::{Db, Value};
 
     fn run(db: &mut Db, args: &[&str]) {
@@ -160,11 +162,27 @@ mod tests {
     }
 
     #[test]
-    fn a_flush_abandons_the_dump() {
+    fn a_flush_ends_the_dump_and_the_log_after_it_wins() {
         let mut db = Db::new();
-        run(&mut db, &["SET", "a", "1"]);
+        for i in 0..50 {
+            run(&mut db, &["SET", &format!("s{i}"), "v"]);
+        }
         db.start_snapshot();
-        db.flush();
-        assert!(db.snapshot_step(10).is_err());
+        let (mut dump, done) = db.snapshot_step(10).unwrap();
+        assert!(!done);
+        // The log after the switch point: the flush, then a new key.
+        let mut after = Vec::new();
+        run(&mut db, &["FLUSHALL"]);
+        encode(&mut after, &[&b"FLUSHALL"[..]]);
+        run(&mut db, &["SET", "new", "1"]);
+        encode(&mut after, &[&b"SET"[..], b"new", b"1"]);
+        assert_eq!(db.snapshot_step(10), Ok((Vec::new(), true)));
+        assert!(
+            db.snapshot_step(10).is_err(),
+            "no dump in progress any more"
+        );
+        dump.extend(after);
+        assert_eq!(state(&mut replay(&dump)), state(&mut db));
+        assert_eq!(db.len(), 1);
     }
 }
