@@ -104,8 +104,9 @@ pub fn set(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Err(e) => return e,
     };
     let key = &args[1];
+    // The old value is copied out only for SET … GET (a clone would cost an allocation).
     let old = match db.get(key, now) {
-        Some(Value::Str(v)) => Some(Frame::Bulk(v.clone())),
+        Some(Value::Str(v)) if opts.flags & GET != 0 => Some(Frame::Bulk(v.clone())),
         Some(_) if opts.flags & GET != 0 => return wrong_type(),
         Some(_) => Some(Frame::Null),
         None => None,

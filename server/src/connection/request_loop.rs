@@ -120,6 +120,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             match event {
                 None => return self.finish(CloseReason::Shutdown).await,
                 Some(StreamEvent::Read(n)) => {
+                    // Redis's `lastinteraction`: CLIENT LIST `idle` counts from the last read.
+                    self.session.last_interaction = Instant::now();
                     self.shard.metrics.bytes_received(n);
                     self.input.extend_from_slice(&chunk[..n]);
                     if self.input.len() > self.shard.shared.config.client_query_buffer_limit {
@@ -153,7 +155,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             };
             match self.parser.parse(&mut self.input, limits) {
                 Ok(Some(args)) => {
-                    self.session.last_command = Instant::now();
                     self.session.output_buffer_bytes = self.pipeline.out.len();
                     self.session.query_buffer_bytes = self.input.len();
                     let flow =

@@ -30,8 +30,8 @@ pub struct Session {
     pub local: Option<SocketAddr>,
     /// When the connection was accepted (CLIENT INFO age).
     pub created: Instant,
-    /// When the last command arrived (CLIENT INFO idle).
-    pub last_command: Instant,
+    /// When bytes last arrived from the client (Redis `lastinteraction`; CLIENT INFO idle).
+    pub last_interaction: Instant,
     /// The shard serving this connection.
     pub shard: usize,
     /// Commands queued since MULTI; `None` outside a transaction.
@@ -63,7 +63,7 @@ impl Session {
             peer,
             local,
             created: now,
-            last_command: now,
+            last_interaction: now,
             shard,
             transaction: None,
             output_buffer_bytes: 0,

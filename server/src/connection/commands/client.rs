@@ -110,7 +110,7 @@ pub fn client_info_line(session: &Session) -> String {
         addr(session.local),
         text(&session.name),
         session.created.elapsed().as_secs(),
-        session.last_command.elapsed().as_secs(),
+        session.last_interaction.elapsed().as_secs(),
         session.query_buffer_bytes,
         session.output_buffer_bytes,
         session.query_buffer_bytes + session.output_buffer_bytes,
