@@ -89,6 +89,10 @@ where
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
     async fn serve(&mut self) -> CloseReason {
         let mut chunk = vec![0u8; READ_CHUNK];
+        // One shutdown listener for the connection's life: registering one per read costs an
+        // allocation and a lock on the shared event each time.
+        let shard = self.shard;
+        let mut shutdown = std::pin::pin!(shard.shared.shutdown.wait());
         loop {
             if let Err(reason) = self.execute_buffered().await {
                 return reason;
@@ -97,7 +101,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                 return self.finish(CloseReason::Shutdown).await;
             }
             let mut sent = 0;
-            let shard = self.shard;
             let event = futures_lite::future::or(
                 async {
                     Some(
@@ -111,7 +114,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                     )
                 },
                 async {
-                    shard.shared.shutdown.wait().await;
+                    shutdown.as_mut().await;
                     None
                 },
             )
