@@ -347,12 +347,13 @@ async fn shard_main(
         aof.writer.flush().await;
         let stats = aof.writer.take_stats();
         info!(
-            "shard {}: {} closed: {} record(s), {} bytes written, {} fdatasync(s) covering {} \
-             record(s) in groups",
+            "shard {}: {} closed: {} record(s), {} bytes written in {} write(s), {} fdatasync(s) \
+             covering {} record(s) in groups",
             shard.id,
             aof.path,
             stats.records,
             stats.bytes_written,
+            stats.writes,
             stats.fsyncs,
             stats.records_synced
         );

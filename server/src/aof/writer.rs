@@ -93,6 +93,8 @@ pub struct WriterStats {
     pub records: u64,
     /// Bytes written to the file.
     pub bytes_written: u64,
+    /// Group writes (each one io_uring write of everything buffered).
+    pub writes: u64,
     /// fdatasync calls completed.
     pub fsyncs: u64,
     /// Records covered by those fdatasync calls (`records_synced / fsyncs` = group size).
@@ -313,7 +315,10 @@ impl LogWriter {
         }
         self.write_all(data).await;
         self.written.set(upto);
-        self.stats.borrow_mut().bytes_written += len;
+        let mut stats = self.stats.borrow_mut();
+        stats.bytes_written += len;
+        stats.writes += 1;
+        drop(stats);
         if self.fsync == AppendFsync::Always {
             if let Some(waker) = self.syncer.take() {
                 waker.wake();
