@@ -65,7 +65,9 @@ pub enum Command {
         /// Truncate the file at the first bad record (everything from it on is lost).
         #[arg(long)]
         fix: bool,
-        /// The log, e.g. <data-dir>/appendonlydir/shard-0.aof.
+        /// The log, e.g. <data-dir>/appendonlydir/shard-0.aof, or a shard's manifest
+        /// (shard-0.manifest): then every file it names is checked, and --fix truncates only
+        /// the last.
         file: PathBuf,
     },
 }

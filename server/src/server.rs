@@ -267,13 +267,19 @@ async fn shard_main(
             }
             match Aof::open(&config.data_dir, id, config.appendfsync, &mut db).await {
                 Ok(aof) => {
+                    let files = {
+                        let manifest = aof.manifest.borrow();
+                        manifest.base.iter().count() + manifest.incrs.len()
+                    };
                     info!(
-                        "shard {id}: replayed {} command(s) from {} ({} bytes) in {:?}: {} keys",
+                        "shard {id}: replayed {} command(s) from {files} file(s) of {} ({} \
+                         bytes) in {:?}: {} keys; appending to {}",
                         aof.replayed.records,
-                        aof.path,
+                        aof.dir.display(),
                         aof.replayed.size,
                         started.elapsed(),
-                        db.len()
+                        db.len(),
+                        aof.path,
                     );
                     Some(aof)
                 }

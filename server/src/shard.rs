@@ -152,6 +152,9 @@ impl Shard {
     /// to the shard's log before this returns; under `appendfsync always` the caller must not
     /// send the reply before [`Shard::durable`]'s signal.
     pub fn execute_local(&self, args: &[Bytes]) -> Frame {
+        if let Some(refusal) = self.refuse_write(args) {
+            return refusal;
+        }
         let mut db = self.db.borrow_mut();
         let dirty_before = db.dirty();
         let run = || crate::cmd::execute(&mut db, args, unix_time_ms());
@@ -164,6 +167,18 @@ impl Shard {
             aof.log_command(&mut db, args, &frame, dirty_before);
         }
         frame
+    }
+
+    /// Redis's `MISCONF` refusal of a write command while this shard's log cannot be written
+    /// (e.g. a full disk): acknowledging it would promise what a crash loses. `None` when the
+    /// command may run.
+    fn refuse_write(&self, args: &[Bytes]) -> Option<Frame> {
+        let error = self.aof.as_ref()?.writer.write_error()?;
+        let spec = args
+            .first()
+            .and_then(|name| crate::cmd::table::lookup(name))?;
+        spec.has_flag("write")
+            .then(|| Frame::error(format!("MISCONF Errors writing to the AOF file: {error}")))
     }
 
     /// Runs `job` (commands of one transaction) with its log records wrapped in MULTI/EXEC,

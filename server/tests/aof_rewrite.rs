@@ -8,17 +8,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{login_plain, wait_for, CrashClient, RawClient, Server};
+use common::{login_plain, persistence_field, wait_for, CrashClient, RawClient, Server};
 
 const ARGS: &[&str] = &["--tls", "off", "--smp", "2", "--appendfsync", "always"];
 
-fn info_field(client: &mut RawClient, name: &str) -> String {
-    let info = String::from_utf8_lossy(&client.request(&[b"INFO", b"persistence"])).into_owned();
-    info.lines()
-        .find_map(|line| line.strip_prefix(&format!("{name}:")))
-        .unwrap_or_else(|| panic!("no {name} in {info}"))
-        .trim()
-        .to_string()
+/// Sends BGREWRITEAOF and waits until `rewrites` rewrites (one per shard each) are done.
+fn rewrite_and_wait(client: &mut RawClient, rewrites: u32) {
+    client.roundtrip(
+        &[b"BGREWRITEAOF"],
+        b"+Background append only file rewriting started\r\n",
+    );
+    wait_for(|| {
+        persistence_field(client, "aof_rewrites") == rewrites.to_string()
+            && persistence_field(client, "aof_rewrite_in_progress") == "0"
+    });
 }
 
 fn log_files(server: &Server) -> Vec<String> {
@@ -51,15 +54,11 @@ fn bgrewriteaof_compacts_each_shard_log_behind_a_manifest() {
                 .len()
         })
         .sum();
-    client.roundtrip(
-        &[b"BGREWRITEAOF"],
-        b"+Background append only file rewriting started\r\n",
+    rewrite_and_wait(&mut client, 2);
+    assert_eq!(
+        persistence_field(&mut client, "aof_last_bgrewrite_status"),
+        "ok"
     );
-    wait_for(|| {
-        info_field(&mut client, "aof_rewrites") == "2"
-            && info_field(&mut client, "aof_rewrite_in_progress") == "0"
-    });
-    assert_eq!(info_field(&mut client, "aof_last_bgrewrite_status"), "ok");
     assert_eq!(
         log_files(&server),
         [
@@ -96,8 +95,13 @@ fn bgrewriteaof_compacts_each_shard_log_behind_a_manifest() {
         "{text:?}"
     );
     assert!(!text.contains("gone"), "{text:?}");
-    let after: u64 = info_field(&mut client, "aof_current_size").parse().unwrap();
-    assert_eq!(info_field(&mut client, "aof_base_size"), after.to_string());
+    let after: u64 = persistence_field(&mut client, "aof_current_size")
+        .parse()
+        .unwrap();
+    assert_eq!(
+        persistence_field(&mut client, "aof_base_size"),
+        after.to_string()
+    );
     assert!(
         after * 10 < before,
         "log {before} bytes, after the rewrite {after}"
@@ -107,7 +111,7 @@ fn bgrewriteaof_compacts_each_shard_log_behind_a_manifest() {
     // Writes after the rewrite go to the new incremental file; everything survives a crash.
     client.roundtrip(&[b"INCR", b"counter"], b":201\r\n");
     client.roundtrip(&[b"SAVE"], b"+OK\r\n");
-    assert_eq!(info_field(&mut client, "aof_rewrites"), "4");
+    assert_eq!(persistence_field(&mut client, "aof_rewrites"), "4");
     client.roundtrip(&[b"RPUSH", b"list", b"c"], b":3\r\n");
     let password = server.password.clone();
     let server = Server::restart_in(server.kill9(), ARGS, &password);
@@ -138,13 +142,13 @@ fn the_log_is_rewritten_when_it_grows_past_the_auto_rewrite_rule() {
     }
     // The log (about 13 kB written) is rewritten whenever it reaches 4 kB.
     wait_for(|| {
-        info_field(&mut client, "aof_rewrite_in_progress") == "0"
-            && info_field(&mut client, "aof_current_size")
+        persistence_field(&mut client, "aof_rewrite_in_progress") == "0"
+            && persistence_field(&mut client, "aof_current_size")
                 .parse::<u64>()
                 .unwrap()
                 < 4096
     });
-    assert_ne!(info_field(&mut client, "aof_rewrites"), "0");
+    assert_ne!(persistence_field(&mut client, "aof_rewrites"), "0");
     let password = server.password.clone();
     let server = Server::restart_in(server.kill9(), &args, &password);
     let mut client = login_plain(&server);
@@ -268,10 +272,13 @@ fn a_flushall_during_a_rewrite_completes_it_and_survives_a_crash() {
     client.roundtrip(&[b"FLUSHALL"], b"+OK\r\n");
     client.roundtrip(&[b"SET", b"after", b"1"], b"+OK\r\n");
     wait_for(|| {
-        info_field(&mut client, "aof_rewrites") == "2"
-            && info_field(&mut client, "aof_rewrite_in_progress") == "0"
+        persistence_field(&mut client, "aof_rewrites") == "2"
+            && persistence_field(&mut client, "aof_rewrite_in_progress") == "0"
     });
-    assert_eq!(info_field(&mut client, "aof_last_bgrewrite_status"), "ok");
+    assert_eq!(
+        persistence_field(&mut client, "aof_last_bgrewrite_status"),
+        "ok"
+    );
     assert_eq!(
         server.metric("shardline_aof_rewrite_failures_total", &[]),
         0.0
@@ -282,4 +289,34 @@ fn a_flushall_during_a_rewrite_completes_it_and_survives_a_crash() {
     let mut client = login_plain(&server);
     client.roundtrip(&[b"DBSIZE"], b":1\r\n");
     client.roundtrip(&[b"GET", b"after"], b"$1\r\n1\r\n");
+}
+
+#[test]
+fn a_missing_incremental_file_refuses_the_start_until_it_is_recreated() {
+    let server = Server::start(ARGS);
+    let mut client = login_plain(&server);
+    rewrite_and_wait(&mut client, 2);
+    // Written after the rewrite: in the incremental files only.
+    for i in 0..20 {
+        let key = format!("after{i}");
+        client.roundtrip(&[b"SET", key.as_bytes(), b"v"], b"+OK\r\n");
+    }
+    let password = server.password.clone();
+    let dir = server.kill9();
+    let incr = dir.path().join("appendonlydir/shard-0.incr.1.aof");
+    std::fs::remove_file(&incr).unwrap();
+    let message = common::start_failure(dir.path(), ARGS);
+    let expected = format!(
+        "{} is missing, though {} names it: refusing to start",
+        incr.display(),
+        dir.path().join("appendonlydir/shard-0.manifest").display()
+    );
+    assert!(message.contains(&expected), "{message}");
+    // Recreated empty, as the message says: the start goes on without its records.
+    std::fs::File::create(&incr).unwrap();
+    let server = Server::restart_in(dir, ARGS, &password);
+    let mut client = login_plain(&server);
+    let reply = String::from_utf8(client.request(&[b"DBSIZE"])).unwrap();
+    let keys: u64 = reply.trim_start_matches(':').trim().parse().unwrap();
+    assert!(keys > 0 && keys < 20, "DBSIZE {keys}: shard 1's keys only");
 }

@@ -214,3 +214,56 @@ fn info_persistence_without_the_log() {
     assert_eq!(info_field(&info, "aof_enabled"), "0", "{info}");
     assert!(!info.contains("aof_current_size"), "{info}");
 }
+
+#[test]
+fn check_aof_on_a_manifest_checks_each_file_and_fixes_only_the_last() {
+    let server = Server::start(ARGS);
+    let mut client = login_plain(&server);
+    client.roundtrip(&[b"SET", b"{c}base", b"1"], b"+OK\r\n");
+    client.roundtrip(&[b"SAVE"], b"+OK\r\n");
+    client.roundtrip(&[b"SET", b"{c}incr", b"2"], b"+OK\r\n");
+    let dir = server.kill9();
+    let logs = dir.path().join("appendonlydir");
+    let (manifest, base, incr) = (0..2)
+        .map(|s| {
+            (
+                logs.join(format!("shard-{s}.manifest")),
+                logs.join(format!("shard-{s}.base.1.aof")),
+                logs.join(format!("shard-{s}.incr.1.aof")),
+            )
+        })
+        .find(|(_, _, incr)| std::fs::metadata(incr).is_ok_and(|m| m.len() > 0))
+        .expect("the shard holding {c}");
+    let manifest_text = std::fs::read(&manifest).unwrap();
+
+    let (ok, text) = check_aof(&[manifest.as_os_str()]);
+    assert!(ok, "{text}");
+    assert!(text.contains("names 2 file(s)"), "{text}");
+    assert_eq!(text.matches("is valid").count(), 2, "{text}");
+
+    // A torn last record in the incremental file: reported, and --fix cuts only that file.
+    let incr_size = std::fs::metadata(&incr).unwrap().len();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&incr)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"*3\r\n$3\r\nSET").unwrap();
+    let (ok, text) = check_aof(&[manifest.as_os_str()]);
+    assert!(!ok && text.contains("use --fix"), "{text}");
+    let (ok, text) = check_aof(&["--fix".as_ref(), manifest.as_os_str()]);
+    assert!(ok, "{text}");
+    assert_eq!(std::fs::metadata(&incr).unwrap().len(), incr_size);
+    assert_eq!(std::fs::read(&manifest).unwrap(), manifest_text);
+
+    // A bad base is never truncated through the manifest: every later file depends on it.
+    let mut bytes = std::fs::read(&base).unwrap();
+    bytes[0] = b'!';
+    std::fs::write(&base, &bytes).unwrap();
+    let (ok, text) = check_aof(&["--fix".as_ref(), manifest.as_os_str()]);
+    assert!(
+        !ok && text.contains("is not the last file of the log"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read(&base).unwrap(), bytes);
+    assert_eq!(std::fs::read(&manifest).unwrap(), manifest_text);
+}

@@ -124,7 +124,7 @@ pub fn parse_debug_duration(text: &str) -> Option<f64> {
 }
 
 /// Load time in seconds from a shardline replay line (`shard 0: replayed N command(s) from
-/// P (B bytes) in 1.234s: K keys`, server/src/server.rs).
+/// F file(s) of DIR (B bytes) in 1.234s: K keys; appending to P`, server/src/server.rs).
 pub fn shardline_replay_seconds(line: &str) -> Option<f64> {
     let rest = &line[line.find("replayed ")?..];
     let took = rest.rsplit_once(" in ")?.1.split(':').next()?;
@@ -270,7 +270,8 @@ mod tests {
         assert_eq!(parse_debug_duration("12µs"), Some(12e-6));
         assert_eq!(parse_debug_duration("x"), None);
         let line = "2026-12-01T08:00:00Z  INFO shardline::server: shard 0: replayed 1000000 \
-                    command(s) from /d/appendonlydir/shard-0.aof (51888890 bytes) in 812.5ms: 1000000 keys";
+                    command(s) from 1 file(s) of /d/appendonlydir (51888890 bytes) in 812.5ms: \
+                    1000000 keys; appending to /d/appendonlydir/shard-0.aof";
         assert_eq!(shardline_replay_seconds(line), Some(0.8125));
         assert_eq!(shardline_replay_seconds("shard 0: starting"), None);
         let redis =

@@ -49,10 +49,11 @@ pub enum AppendFsync {
     /// A write's reply leaves only after its record is fdatasync'ed; one fdatasync covers
     /// every record appended on the shard while the previous one ran (group commit).
     Always,
-    /// Records are written at once (they survive a crash of the process) and fdatasync'ed
-    /// once a second (an OS crash or power loss loses up to about a second).
+    /// Replies do not wait: records are written on the shard's next turn (a crash of the
+    /// process loses the few acknowledged in between) and fdatasync'ed once a second (an OS
+    /// crash or power loss loses up to about a second).
     Everysec,
-    /// Records are written at once; the OS decides when they reach the disk.
+    /// As everysec, but the OS decides when the written records reach the disk.
     No,
 }
 
@@ -136,13 +137,24 @@ impl Aof {
         let mut last = None;
         let count = files.len();
         db.start_bulk_load();
+        // Only a log without a manifest (first start) may lack its file; a file a stored
+        // manifest names and that is gone held records (startup only: plain stats).
+        let stored = Manifest::path(&dir, shard).exists();
         for (i, (name, is_base)) in files.into_iter().enumerate() {
             let path = dir.join(&name);
             let shown = path.display().to_string();
+            if stored && !path.exists() {
+                return Err(format!(
+                    "{shown} is missing, though {} names it: refusing to start, its records \
+                     would be lost. If it is truly gone, create it empty (`touch {shown}`) to \
+                     start without them",
+                    Manifest::path(&dir, shard).display()
+                ));
+            }
             let file = OpenOptions::new()
                 .read(true)
                 .write(true)
-                .create(i + 1 == count)
+                .create(!stored && i + 1 == count)
                 .buffered_open(&path)
                 .await
                 .map_err(|err| format!("cannot open {shown}: {err}"))?;

@@ -15,7 +15,7 @@ use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 use glommio::io::BufferedFile;
-use tracing::error;
+use tracing::{error, info};
 
 use super::record::encode;
 use super::AppendFsync;
@@ -81,8 +81,9 @@ pub struct LogWriter {
     waiters: RefCell<Vec<(u64, Waiter)>>,
     flusher: Cell<Option<Waker>>,
     syncer: Cell<Option<Waker>>,
-    /// Whether the last write or fdatasync failed (INFO `aof_last_write_status`).
-    write_failed: Cell<bool>,
+    /// Why the last write or fdatasync failed, while it does (INFO `aof_last_write_status`;
+    /// write commands are refused with `MISCONF` meanwhile).
+    write_error: RefCell<Option<String>>,
     stats: RefCell<WriterStats>,
 }
 
@@ -121,7 +122,7 @@ impl LogWriter {
             waiters: RefCell::new(Vec::new()),
             flusher: Cell::new(None),
             syncer: Cell::new(None),
-            write_failed: Cell::new(false),
+            write_error: RefCell::new(None),
             stats: RefCell::new(WriterStats::default()),
         })
     }
@@ -230,7 +231,13 @@ impl LogWriter {
 
     /// Whether the last write or fdatasync failed.
     pub fn write_failed(&self) -> bool {
-        self.write_failed.get()
+        self.write_error.borrow().is_some()
+    }
+
+    /// Why the last write or fdatasync failed (the OS error, e.g. `No space left on device
+    /// (os error 28)`), or `None` when the last one succeeded.
+    pub fn write_error(&self) -> Option<String> {
+        self.write_error.borrow().clone()
     }
 
     /// A copy of the counters, taking the fsync latencies recorded since the last call.
@@ -382,10 +389,10 @@ impl LogWriter {
                 Ok(n) if n > 0 => {
                     done += n;
                     self.size.set(pos + n as u64);
-                    self.write_failed.set(false);
+                    self.recovered();
                 }
-                Ok(_) => self.failed("wrote 0 bytes").await,
-                Err(err) => self.failed(&err.to_string()).await,
+                Ok(_) => self.failed("wrote 0 bytes".into()).await,
+                Err(err) => self.failed(os_error(err)).await,
             }
         }
     }
@@ -394,6 +401,7 @@ impl LogWriter {
         let started = Instant::now();
         match file.fdatasync().await {
             Ok(()) => {
+                self.recovered();
                 let mut stats = self.stats.borrow_mut();
                 stats.fsyncs += 1;
                 stats
@@ -402,20 +410,41 @@ impl LogWriter {
                 true
             }
             Err(err) => {
-                self.failed(&format!("fdatasync: {err}")).await;
+                self.failed(os_error(err)).await;
                 false
             }
         }
     }
 
-    async fn failed(&self, what: &str) {
-        if !self.write_failed.replace(true) {
+    async fn failed(&self, what: String) {
+        let first = self.write_error.replace(Some(what.clone())).is_none();
+        if first {
             error!(
-                "append-only log {}: {what}; retrying every second (replies of writes with \
-                 appendfsync always wait)",
+                "append-only log {}: {what}; retrying every second. Write commands on this \
+                 shard are refused (MISCONF) until it succeeds; with appendfsync always the \
+                 replies of writes already made wait",
                 self.path.borrow()
             );
         }
         glommio::timer::sleep(Duration::from_secs(1)).await;
+    }
+
+    fn recovered(&self) {
+        if self.write_error.take().is_some() {
+            info!(
+                "append-only log {}: writing works again; write commands are accepted",
+                self.path.borrow()
+            );
+        }
+    }
+}
+
+/// The OS error behind a failed file operation, as `strerror` words plus the code (what
+/// Redis's `MISCONF` reply shows), or glommio's own text when there is no OS error.
+fn os_error(err: glommio::GlommioError<()>) -> String {
+    match err {
+        glommio::GlommioError::EnhancedIoError { source, .. } => source.to_string(),
+        glommio::GlommioError::IoError(source) => source.to_string(),
+        other => other.to_string(),
     }
 }

@@ -43,22 +43,42 @@ impl Server {
     pub fn start_with_nofile(args: &[&str], soft: u64, hard: u64) -> Server {
         let dir = tempfile::tempdir().expect("tempdir");
         Self::start_configured(dir, args, move |command| {
-            use std::os::unix::process::CommandExt;
-            let limit = libc::rlimit {
-                rlim_cur: soft,
-                rlim_max: hard,
-            };
-            // SAFETY: the hook only calls setrlimit (async-signal-safe) on a copied value.
-            unsafe {
-                command.pre_exec(move || {
-                    if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
-                        Ok(())
-                    } else {
-                        Err(std::io::Error::last_os_error())
-                    }
-                });
-            }
+            limit_before_exec(command, libc::RLIMIT_NOFILE, soft, hard, false)
         })
+    }
+
+    /// Starts `shardline` (fresh data dir) whose files may not grow past `bytes` (RLIMIT_FSIZE,
+    /// SIGXFSZ ignored): a write past it fails with EFBIG, a real OS write error, as a full
+    /// disk gives ENOSPC. [`Server::set_file_size_limit`] changes it later.
+    pub fn start_with_file_size_limit(args: &[&str], bytes: u64) -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        Self::start_configured(dir, args, move |command| {
+            limit_before_exec(
+                command,
+                libc::RLIMIT_FSIZE,
+                bytes,
+                libc::RLIM_INFINITY,
+                true,
+            )
+        })
+    }
+
+    /// Sets the running server's RLIMIT_FSIZE soft limit (prlimit(2)).
+    pub fn set_file_size_limit(&self, bytes: u64) {
+        let limit = libc::rlimit {
+            rlim_cur: bytes,
+            rlim_max: libc::RLIM_INFINITY,
+        };
+        // SAFETY: prlimit reads `limit` and writes nothing (old limit pointer is null).
+        let rc = unsafe {
+            libc::prlimit(
+                self.child.id() as libc::pid_t,
+                libc::RLIMIT_FSIZE,
+                &limit,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
     }
 
     /// Starts `shardline` again in the data dir of an earlier server, whose users file (and
@@ -568,6 +588,46 @@ pub fn wait_for(mut condition: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "condition not met within 10 s");
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Sets `resource` to `soft`/`hard` in the child before exec, as `ulimit` in its shell would;
+/// with `ignore_sigxfsz` the child also starts with SIGXFSZ ignored (kept across exec), so a
+/// write past RLIMIT_FSIZE fails with EFBIG instead of killing it.
+fn limit_before_exec(
+    command: &mut Command,
+    resource: libc::__rlimit_resource_t,
+    soft: u64,
+    hard: u64,
+    ignore_sigxfsz: bool,
+) {
+    use std::os::unix::process::CommandExt;
+    let limit = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: hard,
+    };
+    // SAFETY: the hook only calls setrlimit and signal (async-signal-safe) on copied values.
+    unsafe {
+        command.pre_exec(move || {
+            if ignore_sigxfsz {
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            }
+            if libc::setrlimit(resource, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+}
+
+/// The value of field `name` in `client`'s `INFO persistence` reply.
+pub fn persistence_field(client: &mut RawClient, name: &str) -> String {
+    let info = String::from_utf8_lossy(&client.request(&[b"INFO", b"persistence"])).into_owned();
+    info.lines()
+        .find_map(|line| line.strip_prefix(&format!("{name}:")))
+        .unwrap_or_else(|| panic!("no {name} in {info}"))
+        .trim()
+        .to_string()
 }
 
 /// Connects over plain TCP (`--tls off`) and logs in as `default`.
