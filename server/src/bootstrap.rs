@@ -60,12 +60,21 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         ensure_data_dir(&config)?;
         crate::aof::reshard::prepare(&config.data_dir, cpus.len())?
     } else {
+        let logs = crate::aof::log_dir(&config.data_dir);
+        if logs.is_dir() {
+            warn!(
+                "--appendonly no: the append-only logs in {} are neither loaded nor written; \
+                 the server starts empty and keeps nothing (they are loaded again by a start \
+                 with --appendonly yes)",
+                logs.display()
+            );
+        }
         None
     };
     if let Some(old) = reshard_from {
         info!(
-            "the logs were written by {old} shard(s) and {} start: moving every key to its \
-             new owner shard",
+            "the logs were written by {old} shard(s), this start has {}: moving every key to \
+             its new owner shard",
             cpus.len()
         );
     }

@@ -425,3 +425,25 @@ fn a_transaction_on_one_shard_is_one_multi_exec_record_group() {
          *2\r\n$4\r\nINCR\r\n$4\r\n{t}b\r\n*1\r\n$4\r\nEXEC\r\n"
     );
 }
+
+#[test]
+fn appendonly_no_over_existing_logs_warns_and_leaves_them_for_later() {
+    let server = Server::start(SMP2);
+    login(&server).roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
+    let password = server.password.clone();
+    let mut off = SMP2.to_vec();
+    off.extend(["--appendonly", "no"]);
+    let server = Server::restart_in(server.kill9(), &off, &password);
+    login(&server).roundtrip(&[b"GET", b"k"], b"$-1\r\n");
+    assert!(
+        server
+            .log_lines()
+            .iter()
+            .any(|l| l.contains("--appendonly no: the append-only logs in")
+                && l.contains("are neither loaded nor written")),
+        "{:?}",
+        server.log_lines()
+    );
+    let server = Server::restart_in(server.kill9(), SMP2, &password);
+    login(&server).roundtrip(&[b"GET", b"k"], b"$1\r\nv\r\n");
+}

@@ -54,7 +54,7 @@ fn keys_move_to_their_new_owner_shards_when_smp_changes() {
     client.roundtrip(&[b"GET", b"on-one"], b"$1\r\n1\r\n");
     let log = server.log_lines().join("\n");
     assert!(
-        log.contains("the logs were written by 1 shard(s) and 2 start"),
+        log.contains("the logs were written by 1 shard(s), this start has 2"),
         "{log}"
     );
 }
