@@ -67,6 +67,10 @@ pub struct LogWriter {
     /// current file, the new file, its path). Set by a rewrite; done by the next group write.
     rotation: RefCell<Option<(usize, BufferedFile, String)>>,
     fsync: AppendFsync,
+    /// The database of the last record appended to the current file (Redis
+    /// `aof_selected_db`); `None` at start and after a rotation, so the next record is
+    /// preceded by a `SELECT`.
+    selected: Cell<Option<usize>>,
     buf: RefCell<Vec<u8>>,
     /// Records appended since start (sequence numbers are 1-based).
     appended: Cell<u64>,
@@ -113,6 +117,7 @@ impl LogWriter {
             sync_lock: glommio::sync::Semaphore::new(1),
             rotation: RefCell::new(None),
             fsync,
+            selected: Cell::new(None),
             buf: RefCell::new(Vec::with_capacity(64 << 10)),
             appended: Cell::new(0),
             written: Cell::new(0),
@@ -138,6 +143,17 @@ impl LogWriter {
         if let Some(waker) = self.flusher.take() {
             waker.wake();
         }
+    }
+
+    /// Appends `SELECT db` to `out` (a buffer being filled by [`Self::append`]) unless the
+    /// last record appended was for database `db` (Redis 7 `feedAppendOnlyFile`); returns the
+    /// records added (0 or 1).
+    pub fn select(&self, out: &mut Vec<u8>, db: usize) -> u64 {
+        if self.selected.replace(Some(db)) == Some(db) {
+            return 0;
+        }
+        encode(out, &[&b"SELECT"[..], db.to_string().as_bytes()]);
+        1
     }
 
     /// Where the next record goes: (buffer length, records appended). Taken at the start of a
@@ -196,6 +212,8 @@ impl LogWriter {
     pub fn rotate(&self, file: BufferedFile, path: String) {
         let at = self.buf.borrow().len();
         *self.rotation.borrow_mut() = Some((at, file, path));
+        // The new file is replayed from database 0: its first record names its database.
+        self.selected.set(None);
         if let Some(waker) = self.flusher.take() {
             waker.wake();
         }

@@ -88,11 +88,11 @@ async fn exec(
     queued: Vec<Vec<Bytes>>,
     pipeline: &mut Pipeline,
 ) -> Flow {
-    let protocol = session.protocol;
+    let (protocol, db) = (session.protocol, session.db);
     if let Some(owner) = single_owner(shard, &queued) {
         let job: ShardJob = Box::new(move |s: &Shard| {
             s.execute_transaction(|| {
-                Frame::Array(queued.iter().map(|args| s.execute_local(args)).collect())
+                Frame::Array(queued.iter().map(|args| s.execute_local(db, args)).collect())
             })
         });
         if owner == shard.id {

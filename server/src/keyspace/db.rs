@@ -174,9 +174,18 @@ impl Db {
     }
 
     /// Starts a point-in-time dump of the keyspace as it is now (see
-    /// [`crate::keyspace::snapshot`]); replaces one in progress.
-    pub fn start_snapshot(&mut self) {
-        self.snapshot = Some(Snapshot::default());
+    /// [`crate::keyspace::snapshot`]), labelled with its database index `label`; replaces one
+    /// in progress.
+    pub fn start_snapshot(&mut self, label: usize) {
+        self.snapshot = Some(Snapshot {
+            label,
+            ..Snapshot::default()
+        });
+    }
+
+    /// The label of the dump in progress (see [`Db::start_snapshot`]), `None` when none is.
+    pub fn snapshot_label(&self) -> Option<usize> {
+        self.snapshot.as_ref().map(|s| s.label)
     }
 
     /// Visits up to `max_keys` more keys of the dump started by [`Db::start_snapshot`] and
