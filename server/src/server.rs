@@ -78,7 +78,8 @@ pub struct Reshard {
 async fn reshard(shared: &Shared, id: usize, shards: usize, old: usize) -> Result<(), String> {
     use std::sync::atomic::Ordering;
     let data_dir = &shared.config.data_dir;
-    let keys = crate::aof::reshard::load(data_dir, id, shards, old, shared.config.databases).await?;
+    let keys =
+        crate::aof::reshard::load(data_dir, id, shards, old, shared.config.databases).await?;
     info!("shard {id}: took {keys} key(s) from the logs of {old} old shard(s)");
     shared.reshard.loaded.fetch_add(1, Ordering::SeqCst);
     let wait = Duration::from_millis(5);

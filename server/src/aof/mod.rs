@@ -19,6 +19,9 @@ pub mod reshard;
 pub mod rewrite;
 pub mod writer;
 
+#[cfg(test)]
+mod databases_tests;
+
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;

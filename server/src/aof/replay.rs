@@ -191,7 +191,10 @@ pub fn apply(dbs: &mut [Db], selected: &mut usize, commands: &[Vec<Bytes>]) -> R
 /// The database a logged `SELECT` names. Errors: a malformed record, or an index outside
 /// `0..databases` (the message names `--databases`).
 fn select_index(args: &[Bytes], databases: usize) -> Result<usize, String> {
-    let arg = args.get(1).filter(|_| args.len() == 2).ok_or("malformed SELECT record")?;
+    let arg = args
+        .get(1)
+        .filter(|_| args.len() == 2)
+        .ok_or("malformed SELECT record")?;
     db_index(arg, databases, None).map_err(|_| {
         format!(
             "SELECT {}: no such database with --databases {databases} (the log was written \

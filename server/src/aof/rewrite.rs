@@ -223,11 +223,7 @@ async fn run(shard: &Shard) -> Result<(), String> {
 /// One step of the dump of the database labelled `label` (its index when the dump started;
 /// see [`crate::keyspace::snapshot::Snapshot`]) among `dbs`: up to `max_keys` keys, and
 /// whether that dump is done. A dump already ended counts as done.
-pub fn dump_step(
-    dbs: &mut [Db],
-    label: usize,
-    max_keys: usize,
-) -> Result<(Vec<u8>, bool), String> {
+pub fn dump_step(dbs: &mut [Db], label: usize, max_keys: usize) -> Result<(Vec<u8>, bool), String> {
     match dbs.iter_mut().find(|db| db.snapshot_label() == Some(label)) {
         Some(db) => db.snapshot_step(max_keys).map_err(str::to_string),
         None => Ok((Vec::new(), true)),

@@ -68,8 +68,10 @@ pub struct LogWriter {
     rotation: RefCell<Option<(usize, BufferedFile, String)>>,
     fsync: AppendFsync,
     /// The database of the last record appended to the current file (Redis
-    /// `aof_selected_db`); `None` at start and after a rotation, so the next record is
-    /// preceded by a `SELECT`.
+    /// `aof_selected_db`): 0 for a new, empty file (replay starts every file at database 0,
+    /// so a file's first record names its database unless it is 0), `None` (unknown) when
+    /// appending to a file that already holds records, so the next record is preceded by a
+    /// `SELECT`.
     selected: Cell<Option<usize>>,
     buf: RefCell<Vec<u8>>,
     /// Records appended since start (sequence numbers are 1-based).
@@ -117,7 +119,7 @@ impl LogWriter {
             sync_lock: glommio::sync::Semaphore::new(1),
             rotation: RefCell::new(None),
             fsync,
-            selected: Cell::new(None),
+            selected: Cell::new((size == 0).then_some(0)),
             buf: RefCell::new(Vec::with_capacity(64 << 10)),
             appended: Cell::new(0),
             written: Cell::new(0),
@@ -149,11 +151,7 @@ impl LogWriter {
     /// last record appended was for database `db` (Redis 7 `feedAppendOnlyFile`); returns the
     /// records added (0 or 1).
     pub fn select(&self, out: &mut Vec<u8>, db: usize) -> u64 {
-        if self.selected.replace(Some(db)) == Some(db) {
-            return 0;
-        }
-        encode(out, &[&b"SELECT"[..], db.to_string().as_bytes()]);
-        1
+        select_record(&self.selected, out, db)
     }
 
     /// Where the next record goes: (buffer length, records appended). Taken at the start of a
@@ -212,8 +210,9 @@ impl LogWriter {
     pub fn rotate(&self, file: BufferedFile, path: String) {
         let at = self.buf.borrow().len();
         *self.rotation.borrow_mut() = Some((at, file, path));
-        // The new file is replayed from database 0: its first record names its database.
-        self.selected.set(None);
+        // The new file is replayed from database 0: its first record names its database
+        // unless it is 0 (Redis sets `aof_selected_db = -1`; this saves that SELECT 0).
+        self.selected.set(Some(0));
         if let Some(waker) = self.flusher.take() {
             waker.wake();
         }
@@ -436,4 +435,14 @@ impl LogWriter {
         }
         glommio::timer::sleep(Duration::from_secs(1)).await;
     }
+}
+
+/// Appends `SELECT db` to `out` unless `selected` (the database of the last record logged,
+/// `None`: unknown) is `db` already, and remembers `db`; returns the records added (0 or 1).
+pub fn select_record(selected: &Cell<Option<usize>>, out: &mut Vec<u8>, db: usize) -> u64 {
+    if selected.replace(Some(db)) == Some(db) {
+        return 0;
+    }
+    encode(out, &[&b"SELECT"[..], db.to_string().as_bytes()]);
+    1
 }

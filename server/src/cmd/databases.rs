@@ -146,7 +146,10 @@ mod tests {
         );
         assert_eq!(run(&mut dbs, 0, &["MOVE", "k", "2"]), Frame::Integer(1));
         assert_eq!(run(&mut dbs, 0, &["EXISTS", "k"]), Frame::Integer(0));
-        assert_eq!(run(&mut dbs, 2, &["PEXPIRETIME", "k"]), Frame::Integer(5_000_000));
+        assert_eq!(
+            run(&mut dbs, 2, &["PEXPIRETIME", "k"]),
+            Frame::Integer(5_000_000)
+        );
         assert_eq!(run(&mut dbs, 0, &["MOVE", "k", "2"]), Frame::Integer(0));
         run(&mut dbs, 0, &["SET", "k", "other"]);
         assert_eq!(run(&mut dbs, 0, &["MOVE", "k", "2"]), Frame::Integer(0));

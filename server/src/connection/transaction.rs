@@ -92,7 +92,12 @@ async fn exec(
     if let Some(owner) = single_owner(shard, &queued) {
         let job: ShardJob = Box::new(move |s: &Shard| {
             s.execute_transaction(|| {
-                Frame::Array(queued.iter().map(|args| s.execute_local(db, args)).collect())
+                Frame::Array(
+                    queued
+                        .iter()
+                        .map(|args| s.execute_local(db, args))
+                        .collect(),
+                )
             })
         });
         if owner == shard.id {

@@ -46,7 +46,10 @@ async fn scan(shard: &Rc<Shard>, db: usize, args: Vec<Bytes>) -> Frame {
         Err(reply) => return reply,
     };
     let reply = shard
-        .run_on(owner, Box::new(move |s: &Shard| s.execute_local(db, &sub_args)))
+        .run_on(
+            owner,
+            Box::new(move |s: &Shard| s.execute_local(db, &sub_args)),
+        )
         .await;
     fanout::scan_finish(reply, owner, shard.nr_shards)
 }
