@@ -101,7 +101,7 @@ fn a_select_beyond_the_databases_is_a_fault_naming_the_option_and_applies_nothin
     encode(&mut log, &[&b"SET"[..], b"before", b"v"]);
     encode(&mut log, &[&b"SELECT"[..], b"16"]);
     encode(&mut log, &[&b"EXEC"[..]]);
-    let err = replay(&log, 16).err().expect("a fault");
+    let err = replay(&log, 16).expect_err("a fault");
     assert!(err.starts_with(&format!("{at}: SELECT 16")), "{err}");
     assert!(err.contains("--databases 16"), "{err}");
     // The same log with more databases replays.
