@@ -384,10 +384,10 @@ async fn maintenance_loop(shard: Rc<Shard>) {
                     }
                     removed
                 };
+                glommio::yield_if_needed().await;
                 if removed < sweep_keys {
                     break;
                 }
-                glommio::yield_if_needed().await;
             }
         }
         crate::aof::rewrite::maybe_start(&shard);
