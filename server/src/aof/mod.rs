@@ -204,15 +204,15 @@ impl Aof {
         reply: &Frame,
         dirty_before: u64,
     ) {
-        let spec = args.first().and_then(|name| lookup(name));
-        let name = spec.map_or("", |spec| spec.name);
+        let is = |word: &[u8]| args.first().is_some_and(|n| n.eq_ignore_ascii_case(word));
         let ok = !matches!(reply, Frame::Error(_));
-        let changed = (ok && (name == "swapdb" || dbs[index].dirty() != dirty_before))
-            .then_some(spec)
+        // SWAPDB changes no keyspace's dirty counter, yet always changes the state.
+        let changed = (ok && (dirty_before != dbs[index].dirty() || is(b"swapdb")))
+            .then(|| args.first().and_then(|name| lookup(name)))
             .flatten()
             .filter(|spec| spec.has_flag("write"));
         // MOVE looks its key up in the target database too, which may expire it there.
-        let target = (name == "move")
+        let target = is(b"move")
             .then(|| args.get(2))
             .flatten()
             .and_then(|arg| crate::cmd::databases::db_index(arg, dbs.len(), None).ok())

@@ -42,18 +42,20 @@ pub fn db_index(arg: &[u8], databases: usize, not_int: Option<&str>) -> Result<u
 /// Executes one keyspace command on this shard's databases `dbs`, with database `selected`
 /// as the caller's, at `now_ms` (unix ms). `selected` must be an index of `dbs`.
 pub fn execute_in(dbs: &mut [Db], selected: usize, args: &[Bytes], now_ms: u64) -> Frame {
-    let name = args.first().map(|n| n.to_ascii_lowercase());
-    match name.as_deref() {
-        Some(b"move") if args.len() == 3 => move_key(dbs, selected, &args[1], &args[2], now_ms),
-        Some(b"swapdb") if args.len() == 3 => swapdb(dbs, &args[1], &args[2]),
-        Some(b"flushall") => {
-            let reply = super::execute(&mut dbs[selected], args, now_ms);
-            if !reply.is_error() {
-                dbs.iter_mut().for_each(Db::flush);
-            }
-            reply
+    // No allocation and no table lookup on the way to the common case.
+    let is = |word: &[u8]| args.first().is_some_and(|n| n.eq_ignore_ascii_case(word));
+    if args.len() == 3 && is(b"move") {
+        move_key(dbs, selected, &args[1], &args[2], now_ms)
+    } else if args.len() == 3 && is(b"swapdb") {
+        swapdb(dbs, &args[1], &args[2])
+    } else if is(b"flushall") {
+        let reply = super::execute(&mut dbs[selected], args, now_ms);
+        if !reply.is_error() {
+            dbs.iter_mut().for_each(Db::flush);
         }
-        _ => super::execute(&mut dbs[selected], args, now_ms),
+        reply
+    } else {
+        super::execute(&mut dbs[selected], args, now_ms)
     }
 }
 
