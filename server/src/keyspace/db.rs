@@ -1,4 +1,5 @@
-//! One shard's keyspace (Redis 7 `db.c` / `expire.c` semantics): owner-local,
+//! One database of one shard's keyspace (Redis 7 `db.c` / `expire.c` semantics; a shard
+//! keeps one per `--databases`, see `cmd::databases`): owner-local,
 //! no locks, lazy expiry on access plus a bounded periodic sweep, and a SCAN
 //! cursor that survives concurrent inserts and deletes.
 
@@ -31,7 +32,7 @@ impl Entry {
     }
 }
 
-/// One shard's keyspace.
+/// One database of one shard's keyspace.
 ///
 /// Keys and values are copied into fresh allocations on insert, so stored
 /// data never pins a connection's read buffer.
