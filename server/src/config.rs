@@ -257,6 +257,12 @@ pub struct ServerConfig {
     /// `maintenance` task queue).
     #[arg(long, env = "SHARDLINE_EXPIRE_SWEEP_KEYS", default_value_t = 200, value_parser = at_least(1))]
     pub expire_sweep_keys: usize,
+    /// Numbered databases (Redis's `databases`): SELECT accepts 0 to N-1; every shard keeps
+    /// one keyspace per database (1 to 65536). A log holding `SELECT n` with n ≥ N refuses
+    /// the start.
+    #[arg(long, env = "SHARDLINE_DATABASES", default_value_t = 16,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
+    pub databases: usize,
     /// Requests in flight between two shards before the sender waits (cross-shard channel
     /// capacity).
     #[arg(long, env = "SHARDLINE_CROSS_SHARD_QUEUE", default_value_t = 1024)]

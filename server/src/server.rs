@@ -78,7 +78,8 @@ pub struct Reshard {
 async fn reshard(shared: &Shared, id: usize, shards: usize, old: usize) -> Result<(), String> {
     use std::sync::atomic::Ordering;
     let data_dir = &shared.config.data_dir;
-    let keys = crate::aof::reshard::load(data_dir, id, shards, old).await?;
+    let keys =
+        crate::aof::reshard::load(data_dir, id, shards, old, shared.config.databases).await?;
     info!("shard {id}: took {keys} key(s) from the logs of {old} old shard(s)");
     shared.reshard.loaded.fetch_add(1, Ordering::SeqCst);
     let wait = Duration::from_millis(5);
@@ -252,7 +253,7 @@ async fn shard_main(
         Duration::from_millis(config.login_queue_timeout_ms),
         (config.login_queue_lifo_ms > 0).then(|| Duration::from_millis(config.login_queue_lifo_ms)),
     );
-    let mut db = Db::new();
+    let mut dbs: Vec<Db> = (0..config.databases).map(|_| Db::new()).collect();
     let aof = match config.appendonly {
         AppendOnly::No => None,
         AppendOnly::Yes => {
@@ -265,7 +266,7 @@ async fn shard_main(
                     return;
                 }
             }
-            match Aof::open(&config.data_dir, id, config.appendfsync, &mut db).await {
+            match Aof::open(&config.data_dir, id, config.appendfsync, &mut dbs).await {
                 Ok(aof) => {
                     let files = {
                         let manifest = aof.manifest.borrow();
@@ -278,7 +279,7 @@ async fn shard_main(
                         aof.dir.display(),
                         aof.replayed.size,
                         started.elapsed(),
-                        db.len(),
+                        dbs.iter().map(Db::len).sum::<usize>(),
                         aof.path,
                     );
                     Some(aof)
@@ -296,7 +297,7 @@ async fn shard_main(
         id,
         nr_shards: senders.nr_consumers(),
         shared: shared.clone(),
-        db: RefCell::new(db),
+        dbs: RefCell::new(dbs),
         peers: Peers::new(senders),
         acceptor,
         verifier,
@@ -377,15 +378,23 @@ async fn maintenance_loop(shard: Rc<Shard>) {
         glommio::timer::sleep(EXPIRE_SWEEP_PERIOD).await;
         let now = crate::shard::unix_time_ms();
         // Bounded work per step; continue while a step fills its budget and the quota allows.
-        loop {
-            let removed = shard.db.borrow_mut().sweep_expired(now, sweep_keys);
-            if let Some(aof) = &shard.aof {
-                aof.log_expired(&mut shard.db.borrow_mut());
+        let databases = shard.dbs.borrow().len();
+        for index in 0..databases {
+            loop {
+                let removed = {
+                    let mut dbs = shard.dbs.borrow_mut();
+                    let db = &mut dbs[index];
+                    let removed = db.sweep_expired(now, sweep_keys);
+                    if let Some(aof) = &shard.aof {
+                        aof.log_expired(index, db);
+                    }
+                    removed
+                };
+                glommio::yield_if_needed().await;
+                if removed < sweep_keys {
+                    break;
+                }
             }
-            if removed < sweep_keys {
-                break;
-            }
-            glommio::yield_if_needed().await;
         }
         crate::aof::rewrite::maybe_start(&shard);
         if last_tick.elapsed() >= Duration::from_secs(1) {

@@ -74,8 +74,9 @@ pub struct Shard {
     pub nr_shards: usize,
     /// Process-wide configuration and state.
     pub shared: Arc<Shared>,
-    /// The slice of the keyspace this shard owns.
-    pub db: RefCell<Db>,
+    /// The slice of the keyspace this shard owns: one [`Db`] per database (`--databases`),
+    /// indexed by database number (SELECT).
+    pub dbs: RefCell<Vec<Db>>,
     /// Senders to every other shard.
     pub peers: Peers,
     /// This shard's TLS acceptor; `None` with `--tls off`.
@@ -143,28 +144,33 @@ impl Shard {
         owner_shard(key, self.nr_shards)
     }
 
-    /// Executes one keyspace command on this shard's own keyspace.
+    /// Executes one keyspace command on database `db` of this shard's own keyspace (the
+    /// caller's selected database; MOVE, SWAPDB and FLUSHALL reach the others:
+    /// [`crate::cmd::databases`]).
     ///
     /// A panic in a command handler (a bug) fails that one command with an error instead of
     /// taking the shard down.
     ///
     /// With `--appendonly yes` the command's record (if it changed the keyspace) is appended
-    /// to the shard's log before this returns; under `appendfsync always` the caller must not
-    /// send the reply before [`Shard::durable`]'s signal.
-    pub fn execute_local(&self, args: &[Bytes]) -> Frame {
+    /// to the shard's log, after a `SELECT` when the log's last record was for another
+    /// database, before this returns; under `appendfsync always` the caller must not send
+    /// the reply before [`Shard::durable`]'s signal.
+    pub fn execute_local(&self, db: usize, args: &[Bytes]) -> Frame {
         if let Some(refusal) = self.refuse_write(args) {
             return refusal;
         }
-        let mut db = self.db.borrow_mut();
-        let dirty_before = db.dirty();
-        let run = || crate::cmd::execute(&mut db, args, unix_time_ms());
+        let mut dbs = self.dbs.borrow_mut();
+        let Some(dirty_before) = dbs.get(db).map(Db::dirty) else {
+            return Frame::error(crate::cmd::databases::OUT_OF_RANGE);
+        };
+        let run = || crate::cmd::databases::execute_in(&mut dbs, db, args, unix_time_ms());
         let frame =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
                 tracing::error!("shard {}: a command handler panicked", self.id);
                 Frame::error("ERR internal error while executing the command")
             });
         if let Some(aof) = &self.aof {
-            aof.log_command(&mut db, args, &frame, dirty_before);
+            aof.log_command(&mut dbs, db, args, &frame, dirty_before);
         }
         frame
     }

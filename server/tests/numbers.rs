@@ -117,8 +117,8 @@ struct Pair {
 impl Pair {
     fn start() -> Pair {
         let server = Server::start(&["--smp", "2"]);
-        // One database, as shardline: SELECT answers alike.
-        let redis = RedisReference::start(&["--databases", "1"]);
+        // As many databases as shardline's default: SELECT answers alike.
+        let redis = RedisReference::start(&["--databases", "16"]);
         let mut ours = RawClient::connect(&server);
         ours.roundtrip(&[b"AUTH", server.password.as_bytes()], b"+OK\r\n");
         let theirs = RawClient::plain(redis.addr);

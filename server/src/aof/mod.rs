@@ -19,6 +19,9 @@ pub mod reshard;
 pub mod rewrite;
 pub mod writer;
 
+#[cfg(test)]
+mod databases_tests;
+
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -113,15 +116,16 @@ pub struct Aof {
 
 impl Aof {
     /// Opens shard `shard`'s log under `data_dir` (its manifest's files, creating the first
-    /// file if missing), replays every file in order into `db` and returns the log ready for
-    /// appending. Turns on expiry tracking in `db`.
+    /// file if missing), replays every file in order into the databases `dbs` (each file
+    /// from database 0 on, following its `SELECT` records) and returns the log ready for
+    /// appending. Turns on expiry tracking in every database.
     ///
     /// Errors: `path:offset: what` for a corrupt file, or an I/O error with the path.
     pub async fn open(
         data_dir: &Path,
         shard: usize,
         fsync: AppendFsync,
-        db: &mut Db,
+        dbs: &mut [Db],
     ) -> Result<Self, String> {
         // glommio opens a directory (for its fsync) only by absolute path.
         let dir = std::path::absolute(log_dir(data_dir))
@@ -136,7 +140,7 @@ impl Aof {
         let (mut older, mut base_size) = (0, 0);
         let mut last = None;
         let count = files.len();
-        db.start_bulk_load();
+        dbs.iter_mut().for_each(Db::start_bulk_load);
         // Only a log without a manifest (first start) may lack its file; a file a stored
         // manifest names and that is gone held records (startup only: plain stats).
         let stored = Manifest::path(&dir, shard).exists();
@@ -158,7 +162,7 @@ impl Aof {
                 .buffered_open(&path)
                 .await
                 .map_err(|err| format!("cannot open {shown}: {err}"))?;
-            let replayed = replay::replay(&file, &shown, db, !is_base).await?;
+            let replayed = replay::replay(&file, &shown, dbs, !is_base).await?;
             total.records += replayed.records;
             total.truncated += replayed.truncated;
             total.size += replayed.size;
@@ -172,12 +176,14 @@ impl Aof {
                 let _ = file.close().await;
             }
         }
-        db.finish_bulk_load();
+        dbs.iter_mut().for_each(Db::finish_bulk_load);
         let Some((file, shown, size)) = last else {
             return Err(format!("{}: no file to append to", dir.display()));
         };
         remove_orphans(&dir, shard, &manifest).await;
-        db.track_expired(true);
+        for db in dbs.iter_mut() {
+            db.track_expired(true);
+        }
         Ok(Self {
             writer: LogWriter::new(file, shown.clone(), size, fsync),
             replayed: total,
@@ -196,35 +202,64 @@ impl Aof {
         self.older_size.get() + self.writer.current_size()
     }
 
-    /// Logs what one executed command did: a `DEL` for each key that expiry removed on the
-    /// way, then — for a write command that changed `db` (its dirty counter moved past
-    /// `dirty_before`) — its record(s) in replay-deterministic form.
-    pub fn log_command(&self, db: &mut Db, args: &[Bytes], reply: &Frame, dirty_before: u64) {
-        let expired = db.take_expired();
-        let changed = (db.dirty() != dirty_before && !matches!(reply, Frame::Error(_)))
+    /// Logs what one executed command did on database `index` of `dbs`: a `DEL` for each key
+    /// that expiry removed on the way (in the database it was removed from), then — for a
+    /// write command that changed the keyspace (the selected database's dirty counter moved
+    /// past `dirty_before`, or a SWAPDB succeeded) — its record(s) in replay-deterministic
+    /// form. Each group of records follows a `SELECT` when the log's last record was for
+    /// another database.
+    pub fn log_command(
+        &self,
+        dbs: &mut [Db],
+        index: usize,
+        args: &[Bytes],
+        reply: &Frame,
+        dirty_before: u64,
+    ) {
+        let is = |word: &[u8]| args.first().is_some_and(|n| n.eq_ignore_ascii_case(word));
+        let ok = !matches!(reply, Frame::Error(_));
+        // SWAPDB changes no keyspace's dirty counter, yet always changes the state.
+        let changed = (ok && (dirty_before != dbs[index].dirty() || is(b"swapdb")))
             .then(|| args.first().and_then(|name| lookup(name)))
             .flatten()
             .filter(|spec| spec.has_flag("write"));
+        // MOVE looks its key up in the target database too, which may expire it there.
+        let target = is(b"move")
+            .then(|| args.get(2))
+            .flatten()
+            .and_then(|arg| crate::cmd::databases::db_index(arg, dbs.len(), None).ok())
+            .filter(|&target| target != index);
+        let expired = dbs[index].take_expired();
+        let expired_in_target = target.map(|t| (t, dbs[t].take_expired()));
         self.writer.append(|out| {
-            for key in &expired {
-                record::encode(out, &[&b"DEL"[..], key]);
+            let mut added = self.expired_records(out, index, &expired);
+            if let Some((t, keys)) = &expired_in_target {
+                added += self.expired_records(out, *t, keys);
             }
-            let mut added = expired.len() as u64;
             if let Some(spec) = changed {
-                added += propagate::append_records(out, spec.name, args, reply, db);
+                added += self.writer.select(out, index);
+                added += propagate::append_records(out, spec.name, args, reply, &dbs[index]);
             }
             added
         });
     }
 
-    /// Logs a `DEL` for each key the expiry sweep removed.
-    pub fn log_expired(&self, db: &mut Db) {
+    /// Logs a `DEL` for each key the expiry sweep removed from database `index` (`db`).
+    pub fn log_expired(&self, index: usize, db: &mut Db) {
         let expired = db.take_expired();
-        self.writer.append(|out| {
-            for key in &expired {
-                record::encode(out, &[&b"DEL"[..], key]);
-            }
-            expired.len() as u64
-        });
+        self.writer
+            .append(|out| self.expired_records(out, index, &expired));
+    }
+
+    /// `SELECT index` if needed and a `DEL` per key of `expired`; returns the records added.
+    fn expired_records(&self, out: &mut Vec<u8>, index: usize, expired: &[Bytes]) -> u64 {
+        if expired.is_empty() {
+            return 0;
+        }
+        let added = self.writer.select(out, index);
+        for key in expired {
+            record::encode(out, &[&b"DEL"[..], key]);
+        }
+        added + expired.len() as u64
     }
 }

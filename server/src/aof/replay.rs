@@ -12,7 +12,8 @@ use glommio::io::BufferedFile;
 use tracing::warn;
 
 use super::record::{decode, DecodeError};
-use crate::cmd::{self, lookup};
+use crate::cmd::databases::{db_index, execute_in};
+use crate::cmd::lookup;
 use crate::keyspace::Db;
 use crate::resp::Frame;
 
@@ -160,31 +161,58 @@ fn unknown(name: &[u8]) -> String {
     format!("unknown command '{}'", String::from_utf8_lossy(name))
 }
 
-/// Applies one command (or one transaction's commands) to `db` with expiry suspended. An
-/// unknown command is a fault (the log was not written by this server); a command that
-/// replies with an error (e.g. WRONGTYPE) changed nothing when it first ran either.
-pub fn apply(db: &mut Db, commands: &[Vec<Bytes>]) -> Result<(), String> {
+/// Applies one command (or one transaction's commands) to the databases `dbs` with expiry
+/// suspended; `selected` is the database the file's last `SELECT` chose (0 at the start of
+/// every file) and follows the `SELECT`s applied here. An unknown command, or a `SELECT`
+/// outside `dbs` (a log written with more `--databases`), is a fault and changes nothing; a
+/// command that replies with an error (e.g. WRONGTYPE) changed nothing when it first ran
+/// either.
+pub fn apply(dbs: &mut [Db], selected: &mut usize, commands: &[Vec<Bytes>]) -> Result<(), String> {
     for args in commands {
-        if lookup(&args[0]).is_none() {
+        let Some(spec) = lookup(&args[0]) else {
             return Err(unknown(&args[0]));
+        };
+        if spec.name == "select" {
+            select_index(args, dbs.len())?;
         }
     }
     for args in commands {
-        if let Frame::Error(message) = cmd::execute(db, args, 0) {
+        if lookup(&args[0]).is_some_and(|spec| spec.name == "select") {
+            *selected = select_index(args, dbs.len())?;
+            continue;
+        }
+        if let Frame::Error(message) = execute_in(dbs, *selected, args, 0) {
             tracing::debug!("replayed command replied {message}");
         }
     }
     Ok(())
 }
 
-/// Replays `file` (at `path`, for messages) into `db`; cuts off a truncated tail when
+/// The database a logged `SELECT` names. Errors: a malformed record, or an index outside
+/// `0..databases` (the message names `--databases`).
+fn select_index(args: &[Bytes], databases: usize) -> Result<usize, String> {
+    let arg = args
+        .get(1)
+        .filter(|_| args.len() == 2)
+        .ok_or("malformed SELECT record")?;
+    db_index(arg, databases, None).map_err(|_| {
+        format!(
+            "SELECT {}: no such database with --databases {databases} (the log was written \
+             with more databases: start with a larger --databases)",
+            String::from_utf8_lossy(arg)
+        )
+    })
+}
+
+/// Replays `file` (at `path`, for messages) into the databases `dbs`, starting at database 0;
+/// cuts off a truncated tail when
 /// `cut_truncated` (an incremental file; a base file is written whole before use).
 ///
 /// Errors: a one-line `path:offset: what` for a fault other than a truncated tail.
 pub async fn replay(
     file: &BufferedFile,
     path: &str,
-    db: &mut Db,
+    dbs: &mut [Db],
     cut_truncated: bool,
 ) -> Result<Replayed, String> {
     let size = file
@@ -192,9 +220,10 @@ pub async fn replay(
         .await
         .map_err(|err| format!("{path}: {err}"))?;
     let mut records = 0;
+    let mut selected = 0;
     let mut apply_counted = |commands: &[Vec<Bytes>]| {
         records += commands.len() as u64;
-        apply(db, commands)
+        apply(dbs, &mut selected, commands)
     };
     match scan(file, &mut apply_counted).await {
         Ok(end) => Ok(Replayed {

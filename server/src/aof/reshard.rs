@@ -83,22 +83,25 @@ pub fn prepare(data_dir: &Path, shards: usize) -> Result<Option<usize>, String> 
 }
 
 /// New shard `shard` of `shards`: loads its keys from the logs of the `old_shards` old shards
-/// and writes them as its new log in the staging directory. Returns the number of keys.
+/// and writes them as its new log in the staging directory, every key in the same one of the
+/// `databases` databases it was in. Returns the number of keys.
 pub async fn load(
     data_dir: &Path,
     shard: usize,
     shards: usize,
     old_shards: usize,
+    databases: usize,
 ) -> Result<usize, String> {
     let dir = std::path::absolute(log_dir(data_dir)).map_err(|err| err.to_string())?;
     let staging = std::path::absolute(staging_dir(data_dir)).map_err(|err| err.to_string())?;
-    let mut db = Db::new();
-    db.start_bulk_load();
+    let new_dbs = || (0..databases).map(|_| Db::new()).collect::<Vec<Db>>();
+    let mut dbs = new_dbs();
+    dbs.iter_mut().for_each(Db::start_bulk_load);
     for old in 0..old_shards {
         let manifest = Manifest::load(&dir, old).await?;
-        let mut scratch = Db::new();
-        // Only its map is read (by `absorb`): its SCAN index is never built.
-        scratch.start_bulk_load();
+        let mut scratch = new_dbs();
+        // Only their maps are read (by `absorb`): their SCAN indexes are never built.
+        scratch.iter_mut().for_each(Db::start_bulk_load);
         let files = manifest
             .base
             .iter()
@@ -119,24 +122,22 @@ pub async fn load(
             replay::replay(&file, &shown, &mut scratch, !is_base).await?;
             let _ = file.close().await;
         }
-        db.absorb(scratch, |key| owner_shard(key, shards) == shard);
+        for (db, old_db) in dbs.iter_mut().zip(scratch) {
+            db.absorb(old_db, |key| owner_shard(key, shards) == shard);
+        }
     }
-    db.finish_bulk_load();
-    let keys = db.len();
+    let mut keys = 0;
+    for (index, db) in dbs.iter_mut().enumerate() {
+        db.finish_bulk_load();
+        keys += db.len();
+        db.start_snapshot(index);
+    }
     let base_name = format!("shard-{shard}.base.1.aof");
     let base = super::rewrite::create(&staging.join(&base_name)).await?;
-    let mut size = 0u64;
-    db.start_snapshot();
-    loop {
-        let (bytes, finished) = db.snapshot_step(KEYS_PER_STEP).map_err(str::to_string)?;
-        if !bytes.is_empty() {
-            size += super::rewrite::write_all(&base, bytes, size).await?;
-        }
-        if finished {
-            break;
-        }
-        glommio::yield_if_needed().await;
-    }
+    super::rewrite::write_dump(&base, databases, KEYS_PER_STEP, |label, max_keys| {
+        super::rewrite::dump_step(&mut dbs, label, max_keys)
+    })
+    .await?;
     base.fdatasync()
         .await
         .map_err(|err| format!("cannot sync {base_name}: {err}"))?;

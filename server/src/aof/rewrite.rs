@@ -11,8 +11,13 @@
 //!
 //! A crash at any moment leaves a manifest whose files all exist and hold every record: the
 //! old files plus the new incremental one before step 4, the new base and incremental file
-//! after. A FLUSHALL during the dump abandons the rewrite (status `err`); the log stays
-//! complete (step 1's manifest).
+//! after.
+//!
+//! Databases: every database starts its dump in step 2; the base holds each non-empty one
+//! after `SELECT <index>`. A FLUSHALL/FLUSHDB during the dump ends that database's dump (the
+//! flush follows in the new incremental file); a SWAPDB swaps the dumps with the keyspaces,
+//! each still written under the index it had at the switch point (the SWAPDB record in the
+//! incremental file then swaps them on replay).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -21,7 +26,9 @@ use std::time::Instant;
 use glommio::io::{BufferedFile, OpenOptions};
 use tracing::{info, warn};
 
+use super::record::encode;
 use super::Manifest;
+use crate::keyspace::Db;
 use crate::shard::Shard;
 
 /// Keys dumped per step before the rewrite yields.
@@ -112,7 +119,11 @@ pub async fn rewrite(shard: Rc<Shard>) -> Result<(), String> {
     let result = run(&shard).await;
     let aof = shard.aof.as_ref().expect("checked above");
     aof.rewrite.started.set(None);
-    shard.db.borrow_mut().stop_snapshot();
+    shard
+        .dbs
+        .borrow_mut()
+        .iter_mut()
+        .for_each(Db::stop_snapshot);
     aof.rewrite.last_failed.set(result.is_err());
     aof.rewrite
         .last_duration_s
@@ -159,32 +170,29 @@ async fn run(shard: &Shard) -> Result<(), String> {
     with_incr.store(dir, shard.id).await?;
     *aof.manifest.borrow_mut() = with_incr.clone();
 
-    // 2. One synchronous step: the switch point of the writer is the snapshot's instant.
+    // 2. One synchronous step: the switch point of the writer is the snapshot's instant, for
+    // every database.
     aof.older_size.set(aof.current_size());
     aof.writer.rotate(incr, incr_path.display().to_string());
-    shard.db.borrow_mut().start_snapshot();
+    for (index, db) in shard.dbs.borrow_mut().iter_mut().enumerate() {
+        db.start_snapshot(index);
+    }
 
     // 3. The base file, from the point-in-time view.
     let tmp_path = dir.join(format!("{base_name}.tmp"));
     let mut base = create(&tmp_path).await?;
-    let mut size = 0u64;
-    loop {
-        let step = shard.db.borrow_mut().snapshot_step(KEYS_PER_STEP);
-        let (bytes, finished) = match step {
-            Ok(step) => step,
-            Err(err) => {
-                let _ = base.remove().await;
-                return Err(err.into());
-            }
-        };
-        if !bytes.is_empty() {
-            size += write_all(&base, bytes, size).await?;
+    let databases = shard.dbs.borrow().len();
+    let dumped = write_dump(&base, databases, KEYS_PER_STEP, |label, max_keys| {
+        dump_step(&mut shard.dbs.borrow_mut(), label, max_keys)
+    })
+    .await;
+    let size = match dumped {
+        Ok(size) => size,
+        Err(err) => {
+            let _ = base.remove().await;
+            return Err(err);
         }
-        if finished {
-            break;
-        }
-        glommio::yield_if_needed().await;
-    }
+    };
     base.fdatasync()
         .await
         .map_err(|err| format!("cannot sync {}: {err}", tmp_path.display()))?;
@@ -210,6 +218,48 @@ async fn run(shard: &Shard) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// One step of the dump of the database labelled `label` (its index when the dump started;
+/// see [`crate::keyspace::snapshot::Snapshot`]) among `dbs`: up to `max_keys` keys, and
+/// whether that dump is done. A dump already ended counts as done.
+pub fn dump_step(dbs: &mut [Db], label: usize, max_keys: usize) -> Result<(Vec<u8>, bool), String> {
+    match dbs.iter_mut().find(|db| db.snapshot_label() == Some(label)) {
+        Some(db) => db.snapshot_step(max_keys).map_err(str::to_string),
+        None => Ok((Vec::new(), true)),
+    }
+}
+
+/// Writes a base file from the dumps of databases `0..databases`, in order, each non-empty
+/// one after `SELECT <index>`, with `step(label, max_keys)` ([`dump_step`]) yielding to the
+/// shard's other tasks between steps. Returns the bytes written.
+pub async fn write_dump(
+    base: &BufferedFile,
+    databases: usize,
+    max_keys: usize,
+    mut step: impl FnMut(usize, usize) -> Result<(Vec<u8>, bool), String>,
+) -> Result<u64, String> {
+    let mut size = 0u64;
+    for label in 0..databases {
+        let mut selected = false;
+        loop {
+            let (bytes, finished) = step(label, max_keys)?;
+            if !bytes.is_empty() {
+                if !selected {
+                    let mut select = Vec::new();
+                    encode(&mut select, &[&b"SELECT"[..], label.to_string().as_bytes()]);
+                    size += write_all(base, select, size).await?;
+                    selected = true;
+                }
+                size += write_all(base, bytes, size).await?;
+            }
+            if finished {
+                break;
+            }
+            glommio::yield_if_needed().await;
+        }
+    }
+    Ok(size)
 }
 
 /// Creates (or truncates) `path` for writing.

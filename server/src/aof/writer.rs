@@ -67,6 +67,12 @@ pub struct LogWriter {
     /// current file, the new file, its path). Set by a rewrite; done by the next group write.
     rotation: RefCell<Option<(usize, BufferedFile, String)>>,
     fsync: AppendFsync,
+    /// The database of the last record appended to the current file (Redis
+    /// `aof_selected_db`): 0 for a new, empty file (replay starts every file at database 0,
+    /// so a file's first record names its database unless it is 0), `None` (unknown) when
+    /// appending to a file that already holds records, so the next record is preceded by a
+    /// `SELECT`.
+    selected: Cell<Option<usize>>,
     buf: RefCell<Vec<u8>>,
     /// Records appended since start (sequence numbers are 1-based).
     appended: Cell<u64>,
@@ -114,6 +120,7 @@ impl LogWriter {
             sync_lock: glommio::sync::Semaphore::new(1),
             rotation: RefCell::new(None),
             fsync,
+            selected: Cell::new((size == 0).then_some(0)),
             buf: RefCell::new(Vec::with_capacity(64 << 10)),
             appended: Cell::new(0),
             written: Cell::new(0),
@@ -139,6 +146,13 @@ impl LogWriter {
         if let Some(waker) = self.flusher.take() {
             waker.wake();
         }
+    }
+
+    /// Appends `SELECT db` to `out` (a buffer being filled by [`Self::append`]) unless the
+    /// last record appended was for database `db` (Redis 7 `feedAppendOnlyFile`); returns the
+    /// records added (0 or 1).
+    pub fn select(&self, out: &mut Vec<u8>, db: usize) -> u64 {
+        select_record(&self.selected, out, db)
     }
 
     /// Where the next record goes: (buffer length, records appended). Taken at the start of a
@@ -197,6 +211,9 @@ impl LogWriter {
     pub fn rotate(&self, file: BufferedFile, path: String) {
         let at = self.buf.borrow().len();
         *self.rotation.borrow_mut() = Some((at, file, path));
+        // The new file is replayed from database 0: its first record names its database
+        // unless it is 0 (Redis sets `aof_selected_db = -1`; this saves that SELECT 0).
+        self.selected.set(Some(0));
         if let Some(waker) = self.flusher.take() {
             waker.wake();
         }
@@ -447,4 +464,14 @@ fn os_error(err: glommio::GlommioError<()>) -> String {
         glommio::GlommioError::IoError(source) => source.to_string(),
         other => other.to_string(),
     }
+}
+
+/// Appends `SELECT db` to `out` unless `selected` (the database of the last record logged,
+/// `None`: unknown) is `db` already, and remembers `db`; returns the records added (0 or 1).
+pub fn select_record(selected: &Cell<Option<usize>>, out: &mut Vec<u8>, db: usize) -> u64 {
+    if selected.replace(Some(db)) == Some(db) {
+        return 0;
+    }
+    encode(out, &[&b"SELECT"[..], db.to_string().as_bytes()]);
+    1
 }

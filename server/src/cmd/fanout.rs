@@ -65,7 +65,7 @@ pub fn merge_sum(replies: Vec<Frame>) -> Frame {
     Frame::Integer(sum)
 }
 
-/// `+OK` if every part succeeded (MSET, FLUSHDB, FLUSHALL); else the first
+/// `+OK` if every part succeeded (MSET, FLUSHDB, FLUSHALL, SWAPDB); else the first
 /// error.
 pub fn merge_ok(replies: Vec<Frame>) -> Frame {
     first_error(&replies).unwrap_or_else(Frame::ok)
@@ -113,7 +113,9 @@ pub fn merge_mget(nkeys: usize, parts: Vec<(Vec<usize>, Frame)>) -> Frame {
 pub fn merge_replies(name: &str, nkeys: usize, parts: Vec<(Vec<usize>, Frame)>) -> Frame {
     match name {
         "mget" => merge_mget(nkeys, parts),
-        "mset" | "flushdb" | "flushall" => merge_ok(parts.into_iter().map(|(_, r)| r).collect()),
+        "mset" | "flushdb" | "flushall" | "swapdb" => {
+            merge_ok(parts.into_iter().map(|(_, r)| r).collect())
+        }
         "keys" => merge_concat(parts.into_iter().map(|(_, r)| r).collect()),
         _ => merge_sum(parts.into_iter().map(|(_, r)| r).collect()),
     }

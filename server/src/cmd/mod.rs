@@ -2,6 +2,7 @@
 //! reply and error semantics, plus the command table ([`table`]) and the
 //! helpers that split and merge multi-shard commands ([`fanout`]).
 
+pub mod databases;
 mod expire;
 pub mod fanout;
 mod getex;

@@ -18,7 +18,7 @@ pub enum KeyRouting {
         step: usize,
     },
     /// Keyless keyspace command run on every shard and merged (KEYS, SCAN,
-    /// DBSIZE, FLUSHDB, FLUSHALL).
+    /// DBSIZE, FLUSHDB, FLUSHALL, SWAPDB).
     AllShards,
 }
 
@@ -147,6 +147,7 @@ static COMMANDS: &[CommandSpec] = &[
     // generic
     c("del", -2, W, KN, M1, "generic", "1.0.0", "Delete a key", &["@keyspace", "@write", "@slow"]),
     c("unlink", -2, WF, KN, M1, "generic", "4.0.0", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", &["@keyspace", "@write", "@fast"]),
+    c("move", 3, WF, K1, SingleKey, "generic", "1.0.0", "Move a key to another database", &["@keyspace", "@write", "@fast"]),
     c("exists", -2, RF, KN, M1, "generic", "1.0.0", "Determine if a key exists", &["@keyspace", "@read", "@fast"]),
     c("type", 2, RF, K1, SingleKey, "generic", "1.0.0", "Determine the type stored at key", &["@keyspace", "@read", "@fast"]),
     c("expire", -3, WF, K1, SingleKey, "generic", "1.0.0", "Set a key's time to live in seconds", &["@keyspace", "@write", "@fast"]),
@@ -162,6 +163,7 @@ static COMMANDS: &[CommandSpec] = &[
     c("scan", -2, R, K0, AllShards, "generic", "2.8.0", "Incrementally iterate the keys space", &["@keyspace", "@read", "@slow"]),
     c("dbsize", 1, RF, K0, AllShards, "server", "1.0.0", "Return the number of keys in the selected database", &["@keyspace", "@read", "@fast"]),
     c("flushdb", -1, W, K0, AllShards, "server", "1.0.0", "Remove all keys from the current database", &["@keyspace", "@write", "@slow", "@dangerous"]),
+    c("swapdb", 3, WF, K0, AllShards, "server", "4.0.0", "Swaps two Redis databases", &["@keyspace", "@write", "@fast", "@dangerous"]),
     c("flushall", -1, W, K0, AllShards, "server", "1.0.0", "Remove all keys from all databases", &["@keyspace", "@write", "@slow", "@dangerous"]),
     // list
     c("lpush", -3, WDF, K1, SingleKey, "list", "1.0.0", "Prepend one or multiple elements to a list", &["@write", "@list", "@fast"]),

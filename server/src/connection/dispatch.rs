@@ -65,7 +65,7 @@ pub async fn dispatch(
         );
         return Flow::Continue;
     }
-    let protocol = session.protocol;
+    let (protocol, db) = (session.protocol, session.db);
     if let Some(txn) = &mut session.transaction {
         if !transaction::runs_inside_multi(spec.name) {
             txn.queued.push(args);
@@ -89,12 +89,12 @@ pub async fn dispatch(
         KeyRouting::SingleKey => {
             let owner = shard.owner_of(&args[1]);
             if owner == shard.id {
-                let frame = shard.execute_local(&args);
+                let frame = shard.execute_local(db, &args);
                 pipeline.durable(protocol, frame, shard.durable());
             } else {
                 let receiver = shard
                     .peers
-                    .submit_to(owner, Box::new(move |s: &Shard| s.execute_local(&args)))
+                    .submit_to(owner, Box::new(move |s: &Shard| s.execute_local(db, &args)))
                     .await;
                 pipeline.later(protocol, Box::pin(crate::forward::await_reply(receiver)));
             }
@@ -110,7 +110,7 @@ pub async fn dispatch(
             };
             if let [(owner, _, _)] = parts.as_slice() {
                 if *owner == shard.id {
-                    let frame = shard.execute_local(&args);
+                    let frame = shard.execute_local(db, &args);
                     pipeline.durable(protocol, frame, shard.durable());
                     return Flow::Continue;
                 }
@@ -119,10 +119,10 @@ pub async fn dispatch(
             let mut pending = Vec::with_capacity(parts.len());
             for (owner, sub_args, positions) in parts {
                 if owner == shard.id {
-                    let frame = shard.execute_local(&sub_args);
+                    let frame = shard.execute_local(db, &sub_args);
                     pending.push((positions, Err((frame, shard.durable()))));
                 } else {
-                    let job = Box::new(move |s: &Shard| s.execute_local(&sub_args));
+                    let job = Box::new(move |s: &Shard| s.execute_local(db, &sub_args));
                     pending.push((positions, Ok(shard.peers.submit_to(owner, job).await)));
                 }
             }
@@ -149,7 +149,7 @@ pub async fn dispatch(
             Flow::Continue
         }
         KeyRouting::AllShards => {
-            let reply = commands::all_shards(shard, spec, args).await;
+            let reply = commands::all_shards(shard, session.db, spec, args).await;
             pipeline.ready(protocol, reply);
             Flow::Continue
         }

@@ -34,6 +34,9 @@ pub struct Session {
     pub last_interaction: Instant,
     /// The shard serving this connection.
     pub shard: usize,
+    /// The selected database (SELECT; Redis `c->db->id`), 0 to `--databases` - 1: every
+    /// keyspace command runs on this database of its key's owner shard.
+    pub db: usize,
     /// Commands queued since MULTI; `None` outside a transaction.
     pub transaction: Option<Transaction>,
     /// Encoded replies not yet written to the socket, in bytes (CLIENT INFO `omem`), as of
@@ -65,6 +68,7 @@ impl Session {
             created: now,
             last_interaction: now,
             shard,
+            db: 0,
             transaction: None,
             output_buffer_bytes: 0,
             query_buffer_bytes: 0,
@@ -78,9 +82,11 @@ impl Session {
         self.user.is_some()
     }
 
-    /// RESET: back to a fresh, unauthenticated RESP2 session with the same id (Redis 7
-    /// `clearClientConnectionState`; every user here has a password, so RESET deauthenticates).
+    /// RESET: back to a fresh, unauthenticated RESP2 session on database 0 with the same id
+    /// (Redis 7 `clearClientConnectionState`; every user here has a password, so RESET
+    /// deauthenticates).
     pub fn reset(&mut self) {
+        self.db = 0;
         self.user = None;
         self.protocol = Protocol::Resp2;
         self.name = None;

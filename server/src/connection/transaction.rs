@@ -6,6 +6,10 @@
 //! commands, runs command by command in order, like any multi-key command here: every command
 //! runs, but other clients may see the state between two of them (README, "Compatibility
 //! notes"). WATCH is refused rather than silently ignored.
+//!
+//! Databases: the queued commands run on the session's database at EXEC. A queued SELECT (a
+//! connection command) makes the transaction run command by command, so it changes the
+//! database for the commands after it and for the session afterwards, as in Redis.
 
 use std::rc::Rc;
 
@@ -88,11 +92,16 @@ async fn exec(
     queued: Vec<Vec<Bytes>>,
     pipeline: &mut Pipeline,
 ) -> Flow {
-    let protocol = session.protocol;
+    let (protocol, db) = (session.protocol, session.db);
     if let Some(owner) = single_owner(shard, &queued) {
         let job: ShardJob = Box::new(move |s: &Shard| {
             s.execute_transaction(|| {
-                Frame::Array(queued.iter().map(|args| s.execute_local(args)).collect())
+                Frame::Array(
+                    queued
+                        .iter()
+                        .map(|args| s.execute_local(db, args))
+                        .collect(),
+                )
             })
         });
         if owner == shard.id {

@@ -1,4 +1,5 @@
-//! One shard's keyspace (Redis 7 `db.c` / `expire.c` semantics): owner-local,
+//! One database of one shard's keyspace (Redis 7 `db.c` / `expire.c` semantics; a shard
+//! keeps one per `--databases`, see `cmd::databases`): owner-local,
 //! no locks, lazy expiry on access plus a bounded periodic sweep, and a SCAN
 //! cursor that survives concurrent inserts and deletes.
 
@@ -31,7 +32,7 @@ impl Entry {
     }
 }
 
-/// One shard's keyspace.
+/// One database of one shard's keyspace.
 ///
 /// Keys and values are copied into fresh allocations on insert, so stored
 /// data never pins a connection's read buffer.
@@ -174,9 +175,18 @@ impl Db {
     }
 
     /// Starts a point-in-time dump of the keyspace as it is now (see
-    /// [`crate::keyspace::snapshot`]); replaces one in progress.
-    pub fn start_snapshot(&mut self) {
-        self.snapshot = Some(Snapshot::default());
+    /// [`crate::keyspace::snapshot`]), labelled with its database index `label`; replaces one
+    /// in progress.
+    pub fn start_snapshot(&mut self, label: usize) {
+        self.snapshot = Some(Snapshot {
+            label,
+            ..Snapshot::default()
+        });
+    }
+
+    /// The label of the dump in progress (see [`Db::start_snapshot`]), `None` when none is.
+    pub fn snapshot_label(&self) -> Option<usize> {
+        self.snapshot.as_ref().map(|s| s.label)
     }
 
     /// Visits up to `max_keys` more keys of the dump started by [`Db::start_snapshot`] and

@@ -18,6 +18,11 @@ const ITEMS_PER_RECORD: usize = 128;
 /// The state of a dump in progress (see the module doc).
 #[derive(Debug, Default)]
 pub struct Snapshot {
+    /// The database index this keyspace had when the dump started: its records go under
+    /// `SELECT label` in the base file. A SWAPDB during the dump swaps whole keyspaces, dump
+    /// state included, so each dump keeps describing the database it started in (replay
+    /// applies the same SWAPDB to what the base loaded). No eager copy is needed.
+    pub(super) label: usize,
     /// The last (scan position, key) visited; `None` before the first.
     pub(super) last: Option<(u64, Bytes)>,
     /// Keys after `last` already dumped (or created after the start).
@@ -26,7 +31,8 @@ pub struct Snapshot {
     pub(super) out: Vec<u8>,
     /// FLUSHALL/FLUSHDB ran during the dump. The log records it after the switch point, so
     /// replay empties the keyspace after loading the base whatever the base holds: the dump
-    /// ends at once, complete.
+    /// ends at once, complete. (After a SWAPDB the flushed keyspace is the one replay has
+    /// moved to the same index, so this still holds.)
     pub(super) flushed: bool,
 }
 
@@ -137,7 +143,7 @@ mod tests {
         }
         run(&mut db, &["PEXPIREAT", "s7", "4000000000000"]);
         let at_start = state(&mut db);
-        db.start_snapshot();
+        db.start_snapshot(0);
         let mut dump = Vec::new();
         let (bytes, done) = db.snapshot_step(10).unwrap();
         assert!(!done);
@@ -167,7 +173,7 @@ mod tests {
         for i in 0..50 {
             run(&mut db, &["SET", &format!("s{i}"), "v"]);
         }
-        db.start_snapshot();
+        db.start_snapshot(0);
         let (mut dump, done) = db.snapshot_step(10).unwrap();
         assert!(!done);
         // The log after the switch point: the flush, then a new key.

@@ -335,17 +335,43 @@ pub fn have(tool: &str) -> bool {
 }
 
 /// Runs `shardline --data-dir DIR ARGS` on ephemeral loopback ports, asserts that it refuses
-/// to start, and returns its stderr.
+/// to start (exits unsuccessfully within [`START_TIMEOUT`]; one still running then is killed
+/// and the test fails), and returns its stderr.
 pub fn start_failure(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_shardline"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shardline"))
         .args(["--bind", "127.0.0.1:0", "--metrics-bind", "127.0.0.1:0"])
         .arg("--data-dir")
         .arg(dir)
         .args(args)
-        .output()
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("run shardline");
-    assert!(!out.status.success(), "shardline started: {out:?}");
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    // Read concurrently, so a full pipe never keeps the server from exiting.
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
+    let deadline = Instant::now() + START_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for shardline") {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stderr = reader.join().unwrap_or_default();
+    match status {
+        Some(status) => assert!(!status.success(), "shardline exited 0: {stderr}"),
+        None => panic!("shardline started (still running after {START_TIMEOUT:?}): {stderr}"),
+    }
+    stderr
 }
 
 /// Runs `shardline passwd ARGS` in directory `cwd` with `stdin` as its whole input and no

@@ -101,7 +101,7 @@ pub fn client_info_line(session: &Session) -> String {
     };
     let addr = |a: Option<std::net::SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
     format!(
-        "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags=N db=0 sub=0 psub=0 ssub=0 \
+        "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 \
          multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} \
          tot-mem={} events=r cmd=client|info user={} redir=-1 resp={} lib-name={} lib-ver={} \
          shard={}\n",
@@ -111,6 +111,7 @@ pub fn client_info_line(session: &Session) -> String {
         text(&session.name),
         session.created.elapsed().as_secs(),
         session.last_interaction.elapsed().as_secs(),
+        session.db,
         session.query_buffer_bytes,
         session.output_buffer_bytes,
         session.query_buffer_bytes + session.output_buffer_bytes,

@@ -52,7 +52,7 @@ fn parameters(shard: &Shard) -> Vec<(&'static str, String)> {
             "client-output-buffer-limit",
             config.client_output_buffer_limit.to_string(),
         ),
-        ("databases", "1".into()),
+        ("databases", config.databases.to_string()),
         ("enable-debug-command", yes_no(config.enable_debug_command)),
         ("maxclients", shard.shared.clients.max().to_string()),
         ("maxmemory", "0".into()),

@@ -126,11 +126,12 @@ pub async fn info(shard: &Rc<Shard>, _session: &Session, args: &[Bytes]) -> Fram
     }
     if want("keyspace") {
         text.push_str("# Keyspace\r\n");
-        if total.keys > 0 {
-            text.push_str(&format!(
-                "db0:keys={},expires={},avg_ttl=0\r\n",
-                total.keys, total.expires
-            ));
+        for (index, (keys, expires)) in keyspace(shard).await.into_iter().enumerate() {
+            if keys > 0 {
+                text.push_str(&format!(
+                    "db{index}:keys={keys},expires={expires},avg_ttl=0\r\n"
+                ));
+            }
         }
     }
     while text.ends_with("\r\n\r\n") {
@@ -176,16 +177,44 @@ fn persistence(text: &mut String, shard: &Shard, total: &ShardFigures) {
     text.push_str("\r\n");
 }
 
+/// Keys and keys with a deadline in each database, summed over the shards (INFO keyspace).
+async fn keyspace(shard: &Rc<Shard>) -> Vec<(i64, i64)> {
+    let replies = shard
+        .run_on_all(|| {
+            Box::new(|s: &Shard| {
+                let dbs = s.dbs.borrow();
+                let counts = dbs
+                    .iter()
+                    .flat_map(|db| [db.len() as i64, db.expires_len() as i64]);
+                Frame::Array(counts.map(Frame::Integer).collect())
+            })
+        })
+        .await;
+    let mut total = vec![(0, 0); shard.shared.config.databases];
+    for frame in replies {
+        let Frame::Array(items) = frame else {
+            continue;
+        };
+        for (slot, pair) in total.iter_mut().zip(items.chunks(2)) {
+            if let [Frame::Integer(keys), Frame::Integer(expires)] = pair {
+                slot.0 += keys;
+                slot.1 += expires;
+            }
+        }
+    }
+    total
+}
+
 async fn gather(shard: &Rc<Shard>) -> Vec<ShardFigures> {
     let replies = shard
         .run_on_all(|| {
             Box::new(|s: &Shard| {
-                let db = s.db.borrow();
+                let dbs = s.dbs.borrow();
                 let info = &s.info;
                 Frame::Array(
                     [
-                        db.len() as i64,
-                        db.expires_len() as i64,
+                        dbs.iter().map(|db| db.len() as i64).sum(),
+                        dbs.iter().map(|db| db.expires_len() as i64).sum(),
                         info.connections_received.get() as i64,
                         info.connected_clients.get() as i64,
                         info.commands_processed.get() as i64,

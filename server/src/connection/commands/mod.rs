@@ -39,7 +39,7 @@ pub async fn execute(
             _ => crate::cmd::reply::wrong_arity("ping"),
         },
         "echo" => Frame::Bulk(args[1].clone()),
-        "select" => select(&args[1]),
+        "select" => select(shard, session, &args[1]),
         "quit" => {
             pipeline.ready(session.protocol, Frame::ok());
             return Flow::Close(CloseReason::Quit);
@@ -72,13 +72,14 @@ pub async fn execute(
     Flow::Continue
 }
 
-/// SELECT: only database 0 exists (as Redis Cluster and Dragonfly with one db). The index is
-/// a C `int` as in Redis 7 `selectCommand` (`getIntFromObjectOrReply`), so the errors are
-/// Redis's with `databases 1`.
-fn select(index: &[u8]) -> Frame {
-    match crate::cmd::reply::range_arg(index, i32::MIN.into(), i32::MAX.into()) {
-        Err(e) => e,
-        Ok(0) => Frame::ok(),
-        Ok(_) => Frame::error("ERR DB index is out of range"),
+/// SELECT index: the session's database for the commands that follow (Redis 7
+/// `selectCommand`). Errors: see [`crate::cmd::databases::db_index`].
+fn select(shard: &Shard, session: &mut Session, index: &[u8]) -> Frame {
+    match crate::cmd::databases::db_index(index, shard.shared.config.databases, None) {
+        Ok(db) => {
+            session.db = db;
+            Frame::ok()
+        }
+        Err(err) => err,
     }
 }
