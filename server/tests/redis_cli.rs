@@ -23,6 +23,16 @@ fn redis_cli_commands_return_exact_replies() {
     assert_eq!(raw.read_exact_len(5), b"+OK\r\n");
     raw.roundtrip(&[b"COMMAND", b"INFO", b"nosuch"], b"*1\r\n$-1\r\n");
     assert_eq!(cli(&["ECHO", "a b"]), "a b");
+    // No Lua: FUNCTION FLUSH has nothing to delete; the rest is refused by name.
+    assert_eq!(cli(&["FUNCTION", "FLUSH"]), "OK");
+    assert_eq!(cli(&["FUNCTION", "flush", "async"]), "OK");
+    assert_eq!(cli(&["FUNCTION", "FLUSH", "later"]), "ERR syntax error");
+    assert_eq!(
+        cli(&["FUNCTION", "list"]),
+        "ERR FUNCTION LIST is not supported: shardline runs no scripts or functions (only \
+         FUNCTION FLUSH, which has nothing to delete, is accepted)"
+    );
+    assert!(cli(&["SCRIPT", "LOAD", "return 1"]).starts_with("ERR SCRIPT LOAD is not supported"));
     assert_eq!(cli(&["SET", "greeting", "hello"]), "OK");
     assert_eq!(cli(&["GET", "greeting"]), "hello");
     assert_eq!(cli(&["APPEND", "greeting", " world"]), "11");

@@ -9,6 +9,7 @@ mod config_get;
 mod info;
 mod keyspace_wide;
 mod persistence;
+mod scripting;
 
 use std::rc::Rc;
 
@@ -63,6 +64,8 @@ pub async fn execute(
         "config" => config_get::config(shard, &args),
         "command" => command_info::command(&args),
         "debug" => admin::debug(shard, &args),
+        "function" => scripting::function(&args),
+        "script" => scripting::script(&args),
         other => Frame::error(format!("ERR unknown command '{other}'")),
     };
     if matches!(reply, Frame::Error(_)) {
