@@ -428,7 +428,10 @@ fn a_transaction_on_one_shard_is_one_multi_exec_record_group() {
 
 #[test]
 fn appendonly_no_over_existing_logs_warns_and_leaves_them_for_later() {
-    let server = Server::start(SMP2);
+    // `always`: the acknowledged SET is on disk before the kill.
+    let mut on = SMP2.to_vec();
+    on.extend(["--appendfsync", "always"]);
+    let server = Server::start(&on);
     login(&server).roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
     let password = server.password.clone();
     let mut off = SMP2.to_vec();
@@ -444,6 +447,6 @@ fn appendonly_no_over_existing_logs_warns_and_leaves_them_for_later() {
         "{:?}",
         server.log_lines()
     );
-    let server = Server::restart_in(server.kill9(), SMP2, &password);
+    let server = Server::restart_in(server.kill9(), &on, &password);
     login(&server).roundtrip(&[b"GET", b"k"], b"$1\r\nv\r\n");
 }
