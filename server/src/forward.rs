@@ -21,6 +21,10 @@ pub type ShardJob = Box<dyn FnOnce(&Shard) -> Frame + Send>;
 pub struct ShardRequest {
     job: ShardJob,
     reply: oneshot::Sender<Frame>,
+    /// Whether the reply waits until the records the owner has appended so far are on disk
+    /// (`appendfsync always`): true for keyspace commands; false for jobs that only read
+    /// counters and sizes (INFO), which must answer even while the log cannot be written.
+    durable: bool,
 }
 
 /// The sending half of the mesh, as one shard sees it.
@@ -44,10 +48,27 @@ impl Peers {
     ///
     /// The reply is an `ERR` frame when the owner shard has stopped.
     pub async fn submit_to(&self, owner: usize, job: ShardJob) -> oneshot::Receiver<Frame> {
+        self.submit(owner, job, true).await
+    }
+
+    /// As [`Peers::submit_to`], for a job that only reads counters and sizes: its reply does
+    /// not wait for the owner's log to reach the disk.
+    pub async fn submit_stats_to(&self, owner: usize, job: ShardJob) -> oneshot::Receiver<Frame> {
+        self.submit(owner, job, false).await
+    }
+
+    async fn submit(&self, owner: usize, job: ShardJob, durable: bool) -> oneshot::Receiver<Frame> {
         let (reply, receiver) = oneshot::channel();
         if let Err(err) = self
             .senders
-            .send_to(owner, ShardRequest { job, reply })
+            .send_to(
+                owner,
+                ShardRequest {
+                    job,
+                    reply,
+                    durable,
+                },
+            )
             .await
         {
             // The request (and its reply sender) is dropped: the receiver resolves to the
@@ -79,10 +100,10 @@ pub async fn serve_peer_requests(shard: Rc<Shard>, mut receivers: Receivers<Shar
                 let reply = request.reply;
                 // Under `appendfsync always` the reply leaves once its record is on disk.
                 match &owner.aof {
-                    Some(aof) => aof.writer.after_sync(Box::new(move || {
+                    Some(aof) if request.durable => aof.writer.after_sync(Box::new(move || {
                         let _ = reply.send(frame);
                     })),
-                    None => {
+                    _ => {
                         let _ = reply.send(frame);
                     }
                 }

@@ -225,22 +225,40 @@ impl Shard {
 
     /// Runs `make_job(shard)`'s job on every shard and returns the replies in shard order.
     pub async fn run_on_all(&self, make_job: impl Fn() -> ShardJob) -> Vec<Frame> {
+        self.run_on_every_shard(make_job, true).await
+    }
+
+    /// As [`Shard::run_on_all`], for jobs that only read counters and sizes (INFO): the
+    /// replies do not wait for any shard's log to reach the disk, so they come even while a
+    /// log cannot be written.
+    pub async fn run_stats_on_all(&self, make_job: impl Fn() -> ShardJob) -> Vec<Frame> {
+        self.run_on_every_shard(make_job, false).await
+    }
+
+    async fn run_on_every_shard(
+        &self,
+        make_job: impl Fn() -> ShardJob,
+        durable: bool,
+    ) -> Vec<Frame> {
         let mut pending = Vec::with_capacity(self.nr_shards);
         for owner in 0..self.nr_shards {
-            if owner != self.id {
-                pending.push((owner, Some(self.peers.submit_to(owner, make_job()).await)));
+            let receiver = if owner == self.id {
+                None
+            } else if durable {
+                Some(self.peers.submit_to(owner, make_job()).await)
             } else {
-                pending.push((owner, None));
-            }
+                Some(self.peers.submit_stats_to(owner, make_job()).await)
+            };
+            pending.push((owner, receiver));
         }
         let mut replies = Vec::with_capacity(self.nr_shards);
         for (owner, receiver) in pending {
             replies.push(match receiver {
                 Some(receiver) => await_reply(receiver).await,
+                None if durable => self.durable_reply(make_job()(self)).await,
                 None => {
                     debug_assert_eq!(owner, self.id);
-                    let frame = make_job()(self);
-                    self.durable_reply(frame).await
+                    make_job()(self)
                 }
             });
         }

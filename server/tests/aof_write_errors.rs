@@ -68,3 +68,24 @@ fn a_log_that_cannot_be_written_refuses_writes_with_misconf_until_it_can() {
     client.roundtrip(&[b"GET", b"late"], b"$5\r\nafter\r\n");
     client.roundtrip(&[b"GET", b"early"], b"$16\r\nbefore the limit\r\n");
 }
+
+#[test]
+fn with_always_info_still_answers_while_the_log_cannot_be_written() {
+    let args = &["--tls", "off", "--smp", "2", "--appendfsync", "always"];
+    let server = Server::start_with_file_size_limit(args, 16 * 1024);
+    let mut writer = login_plain(&server);
+    let mut observer = login_plain(&server);
+    // A record larger than the limit: its write fails, so its reply waits for the disk.
+    let value = vec![b'x'; 32 * 1024];
+    writer.send(&[b"SET", b"big", &value]);
+    // INFO gathers every shard's figures without waiting for any log.
+    wait_for(|| persistence_field(&mut observer, "aof_last_write_status") == "err");
+    server.set_file_size_limit(libc::RLIM_INFINITY);
+    assert_eq!(writer.read_reply(), b"+OK\r\n");
+    wait_for(|| persistence_field(&mut observer, "aof_last_write_status") == "ok");
+
+    let password = server.password.clone();
+    let server = Server::restart_in(server.kill9(), args, &password);
+    let reply = login_plain(&server).request(&[b"STRLEN", b"big"]);
+    assert_eq!(reply, b":32768\r\n");
+}

@@ -180,7 +180,7 @@ fn persistence(text: &mut String, shard: &Shard, total: &ShardFigures) {
 /// Keys and keys with a deadline in each database, summed over the shards (INFO keyspace).
 async fn keyspace(shard: &Rc<Shard>) -> Vec<(i64, i64)> {
     let replies = shard
-        .run_on_all(|| {
+        .run_stats_on_all(|| {
             Box::new(|s: &Shard| {
                 let dbs = s.dbs.borrow();
                 let counts = dbs
@@ -207,7 +207,7 @@ async fn keyspace(shard: &Rc<Shard>) -> Vec<(i64, i64)> {
 
 async fn gather(shard: &Rc<Shard>) -> Vec<ShardFigures> {
     let replies = shard
-        .run_on_all(|| {
+        .run_stats_on_all(|| {
             Box::new(|s: &Shard| {
                 let dbs = s.dbs.borrow();
                 let info = &s.info;
