@@ -93,6 +93,7 @@ pub(crate) struct Families {
     pub(crate) aof_replayed_records: IntGaugeVec,
     pub(crate) aof_rewrite_duration: HistogramVec,
     pub(crate) aof_rewrite_failures: IntCounterVec,
+    pub(crate) aof_write_errors: IntCounterVec,
 }
 
 /// Builds and registers families in one registry.
@@ -362,7 +363,7 @@ impl Families {
             )?,
             aof_fsynced_records: b.int_counter(
                 "aof_fsynced_records_total",
-                "Records made durable by a group fdatasync (appendfsync always); divided by the fdatasync count it is the group size.",
+                "Records covered by an fdatasync of the log (under appendfsync always, divided by the fdatasync count it is the group size).",
                 SHARD,
             )?,
             aof_size: b.int_gauge(
@@ -383,7 +384,13 @@ impl Families {
             )?,
             aof_rewrite_failures: b.int_counter(
                 "aof_rewrite_failures_total",
-                "Rewrites of the shard's append-only log that failed or were abandoned.",
+                "Rewrites of the shard's append-only log that failed.",
+                SHARD,
+            )?,
+            aof_write_errors: b.int_counter(
+                "aof_write_errors_total",
+                "Failed writes and fdatasyncs of the shard's append-only log; each is retried a \
+                 second later, and write commands are refused (MISCONF) until one succeeds.",
                 SHARD,
             )?,
             registry,

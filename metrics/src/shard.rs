@@ -16,8 +16,10 @@ pub struct AofTotals {
     pub records: u64,
     /// Bytes written since start.
     pub bytes_written: u64,
-    /// Records covered by group fdatasyncs since start.
+    /// Records covered by fdatasyncs since start.
     pub records_synced: u64,
+    /// Failed writes and fdatasyncs since start.
+    pub write_errors: u64,
 }
 
 /// The metric handles of one shard, with every `{shard}` child resolved up front.
@@ -74,6 +76,7 @@ pub struct ShardMetrics {
     aof_replayed_records: IntGauge,
     aof_rewrite_duration: Histogram,
     aof_rewrite_failures: IntCounter,
+    aof_write_errors: IntCounter,
 }
 
 impl ShardMetrics {
@@ -142,6 +145,7 @@ impl ShardMetrics {
             aof_replayed_records: f.aof_replayed_records.with_label_values(&one),
             aof_rewrite_duration: f.aof_rewrite_duration.with_label_values(&one),
             aof_rewrite_failures: f.aof_rewrite_failures.with_label_values(&one),
+            aof_write_errors: f.aof_write_errors.with_label_values(&one),
         }
     }
 
@@ -291,15 +295,17 @@ impl ShardMetrics {
     }
 
     /// The append-only log's state, from the writer's running totals (records and bytes
-    /// since start, records covered by group fdatasyncs) and the fdatasync durations (µs)
-    /// measured since the last call: `aof_records_total`, `aof_written_bytes_total`,
-    /// `aof_fsynced_records_total` are raised to the totals, `aof_size_bytes` set to `size`
-    /// (bytes), each duration observed in `aof_fsync_duration_seconds`.
+    /// since start, records covered by fdatasyncs, failed writes and fdatasyncs) and the
+    /// fdatasync durations (µs) measured since the last call: `aof_records_total`,
+    /// `aof_written_bytes_total`, `aof_fsynced_records_total`, `aof_write_errors_total` are
+    /// raised to the totals, `aof_size_bytes` set to `size` (bytes), each duration observed in
+    /// `aof_fsync_duration_seconds`.
     pub fn record_aof(&self, totals: AofTotals, size: u64, fsync_durations_us: &[u64]) {
         for (counter, total) in [
             (&self.aof_records, totals.records),
             (&self.aof_written_bytes, totals.bytes_written),
             (&self.aof_fsynced_records, totals.records_synced),
+            (&self.aof_write_errors, totals.write_errors),
         ] {
             counter.inc_by(total.saturating_sub(counter.get()));
         }

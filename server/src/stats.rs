@@ -23,6 +23,7 @@ pub fn collect(shard: &Shard) {
                 records: stats.records,
                 bytes_written: stats.bytes_written,
                 records_synced: stats.records_synced,
+                write_errors: stats.write_errors,
             },
             aof.current_size(),
             &stats.fsync_latencies_us,

@@ -17,6 +17,10 @@ fn a_log_that_cannot_be_written_refuses_writes_with_misconf_until_it_can() {
     let mut client = login_plain(&server);
     client.roundtrip(&[b"SET", b"early", b"before the limit"], b"+OK\r\n");
     wait_for(|| server.metric("shardline_aof_written_bytes_total", &[]) > 0.0);
+    // Exported (at 0) alongside the other log counters.
+    assert!(server
+        .scrape()
+        .contains("shardline_aof_write_errors_total{shard=\"0\"} 0\n"));
 
     // Fill the log past 16 KiB; once a write fails, SETs are refused.
     let value = vec![b'v'; 200];
@@ -41,6 +45,7 @@ fn a_log_that_cannot_be_written_refuses_writes_with_misconf_until_it_can() {
         persistence_field(&mut client, "aof_last_write_status"),
         "err"
     );
+    wait_for(|| server.metric("shardline_aof_write_errors_total", &[]) >= 1.0);
     // Reads and commands that change nothing go on.
     client.roundtrip(&[b"GET", b"early"], b"$16\r\nbefore the limit\r\n");
     client.roundtrip(&[b"PING"], b"+PONG\r\n");

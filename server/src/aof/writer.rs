@@ -102,6 +102,8 @@ pub struct WriterStats {
     pub bytes_written: u64,
     /// Group writes (each one io_uring write of everything buffered).
     pub writes: u64,
+    /// Failed writes and fdatasyncs (each retried a second later).
+    pub write_errors: u64,
     /// fdatasync calls completed.
     pub fsyncs: u64,
     /// Records covered by those fdatasync calls (`records_synced / fsyncs` = group size).
@@ -434,6 +436,7 @@ impl LogWriter {
     }
 
     async fn failed(&self, what: String) {
+        self.stats.borrow_mut().write_errors += 1;
         let first = self.write_error.replace(Some(what.clone())).is_none();
         if first {
             error!(
