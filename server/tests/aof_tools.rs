@@ -203,6 +203,19 @@ fn info_persistence_lastsave_and_metrics_have_real_values() {
         on_disk.to_string(),
         "{info}"
     );
+
+    // A save (a rewrite here) is what "since last save" counts from.
+    client.roundtrip(&[b"SET", b"one", b"more"], b"+OK\r\n");
+    let changes = |client: &mut common::RawClient| {
+        let info =
+            String::from_utf8_lossy(&client.request(&[b"INFO", b"persistence"])).into_owned();
+        info_field(&info, "rdb_changes_since_last_save")
+    };
+    assert_ne!(changes(&mut client), "0");
+    client.roundtrip(&[b"SAVE"], b"+OK\r\n");
+    assert_eq!(changes(&mut client), "0");
+    client.roundtrip(&[b"SET", b"after", b"save"], b"+OK\r\n");
+    assert_eq!(changes(&mut client), "1");
 }
 
 #[test]

@@ -53,6 +53,11 @@ pub struct RewriteStatus {
     pub last_ok_unix: Cell<u64>,
     /// BGREWRITEAOF/BGSAVE/SAVE asked for a rewrite that has not started yet.
     pub requested: Cell<bool>,
+    /// Records appended before the switch point of the rewrite in progress.
+    pub appended_at_switch: Cell<u64>,
+    /// Records appended before the switch point of the last successful rewrite: the changes
+    /// since are INFO's `rdb_changes_since_last_save` (Redis's `dirty` since the last save).
+    pub appended_at_last_save: Cell<u64>,
 }
 
 impl RewriteStatus {
@@ -67,6 +72,8 @@ impl RewriteStatus {
             base_for_growth: Cell::new(size),
             last_ok_unix: Cell::new(0),
             requested: Cell::new(false),
+            appended_at_switch: Cell::new(0),
+            appended_at_last_save: Cell::new(0),
         }
     }
 }
@@ -135,6 +142,9 @@ pub async fn rewrite(shard: Rc<Shard>) -> Result<(), String> {
         Ok(()) => {
             aof.rewrite.done.set(aof.rewrite.done.get() + 1);
             aof.rewrite
+                .appended_at_last_save
+                .set(aof.rewrite.appended_at_switch.get());
+            aof.rewrite
                 .last_ok_unix
                 .set(crate::shard::unix_time_ms() / 1000);
             aof.rewrite.base_for_growth.set(aof.current_size());
@@ -173,6 +183,7 @@ async fn run(shard: &Shard) -> Result<(), String> {
     // 2. One synchronous step: the switch point of the writer is the snapshot's instant, for
     // every database.
     aof.older_size.set(aof.current_size());
+    aof.rewrite.appended_at_switch.set(aof.writer.appended());
     aof.writer.rotate(incr, incr_path.display().to_string());
     for (index, db) in shard.dbs.borrow_mut().iter_mut().enumerate() {
         db.start_snapshot(index);

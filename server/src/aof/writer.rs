@@ -243,7 +243,7 @@ impl LogWriter {
         self.buf.borrow().len() as u64
     }
 
-    /// Records appended since start (INFO `rdb_changes_since_last_save`).
+    /// Records appended since start.
     pub fn appended(&self) -> u64 {
         self.appended.get()
     }

@@ -225,7 +225,9 @@ async fn gather(shard: &Rc<Shard>) -> Vec<ShardFigures> {
                         s.aof
                             .as_ref()
                             .map_or(0, |a| i64::from(a.writer.write_failed())),
-                        s.aof.as_ref().map_or(0, |a| a.writer.appended() as i64),
+                        s.aof.as_ref().map_or(0, |a| {
+                            (a.writer.appended() - a.rewrite.appended_at_last_save.get()) as i64
+                        }),
                         s.aof.as_ref().map_or(0, |a| {
                             a.rewrite
                                 .started
