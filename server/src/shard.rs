@@ -240,26 +240,23 @@ impl Shard {
         make_job: impl Fn() -> ShardJob,
         durable: bool,
     ) -> Vec<Frame> {
+        // Every other shard's job is queued first, so they all run while this one's does.
         let mut pending = Vec::with_capacity(self.nr_shards);
         for owner in 0..self.nr_shards {
-            let receiver = if owner == self.id {
+            pending.push(if owner == self.id {
                 None
             } else if durable {
                 Some(self.peers.submit_to(owner, make_job()).await)
             } else {
                 Some(self.peers.submit_stats_to(owner, make_job()).await)
-            };
-            pending.push((owner, receiver));
+            });
         }
         let mut replies = Vec::with_capacity(self.nr_shards);
-        for (owner, receiver) in pending {
+        for receiver in pending {
             replies.push(match receiver {
                 Some(receiver) => await_reply(receiver).await,
                 None if durable => self.durable_reply(make_job()(self)).await,
-                None => {
-                    debug_assert_eq!(owner, self.id);
-                    make_job()(self)
-                }
+                None => make_job()(self),
             });
         }
         replies

@@ -96,9 +96,17 @@ impl Manifest {
     /// Reads shard `shard`'s manifest from `dir` through io_uring; [`Manifest::initial`] when
     /// there is none.
     pub async fn load(dir: &Path, shard: usize) -> Result<Self, String> {
+        Ok(Self::load_stored(dir, shard)
+            .await?
+            .unwrap_or_else(|| Self::initial(shard)))
+    }
+
+    /// Reads shard `shard`'s manifest from `dir` through io_uring; `None` when none is stored
+    /// (a log's first start).
+    pub async fn load_stored(dir: &Path, shard: usize) -> Result<Option<Self>, String> {
         let path = Self::path(dir, shard);
         if !path.exists() {
-            return Ok(Self::initial(shard));
+            return Ok(None);
         }
         let shown = path.display();
         let file = BufferedFile::open(&path)
@@ -110,7 +118,9 @@ impl Manifest {
             .map_err(|err| format!("cannot read {shown}: {err}"))?;
         let _ = file.close().await;
         let text = std::str::from_utf8(&bytes).map_err(|_| format!("{shown}: not UTF-8"))?;
-        Self::parse(text).map_err(|err| format!("{shown}: {err}"))
+        Self::parse(text)
+            .map(Some)
+            .map_err(|err| format!("{shown}: {err}"))
     }
 
     /// Replaces shard `shard`'s manifest in `dir` atomically (the commit point of a rewrite).

@@ -130,7 +130,11 @@ impl Aof {
         // glommio opens a directory (for its fsync) only by absolute path.
         let dir = std::path::absolute(log_dir(data_dir))
             .map_err(|err| format!("{}: {err}", data_dir.display()))?;
-        let manifest = Manifest::load(&dir, shard).await?;
+        let stored = Manifest::load_stored(&dir, shard).await?;
+        // Only a log without a manifest (first start) may lack its file; a file a stored
+        // manifest names and that is gone held records.
+        let must_exist = stored.is_some();
+        let manifest = stored.unwrap_or_else(|| Manifest::initial(shard));
         let mut files: Vec<(String, bool)> = Vec::new();
         if let Some(base) = &manifest.base {
             files.push((base.clone(), true));
@@ -141,13 +145,10 @@ impl Aof {
         let mut last = None;
         let count = files.len();
         dbs.iter_mut().for_each(Db::start_bulk_load);
-        // Only a log without a manifest (first start) may lack its file; a file a stored
-        // manifest names and that is gone held records (startup only: plain stats).
-        let stored = Manifest::path(&dir, shard).exists();
         for (i, (name, is_base)) in files.into_iter().enumerate() {
             let path = dir.join(&name);
             let shown = path.display().to_string();
-            if stored && !path.exists() {
+            if must_exist && !path.exists() {
                 return Err(format!(
                     "{shown} is missing, though {} names it: refusing to start, its records \
                      would be lost. If it is truly gone, create it empty (`touch {shown}`) to \
@@ -158,7 +159,7 @@ impl Aof {
             let file = OpenOptions::new()
                 .read(true)
                 .write(true)
-                .create(!stored && i + 1 == count)
+                .create(!must_exist && i + 1 == count)
                 .buffered_open(&path)
                 .await
                 .map_err(|err| format!("cannot open {shown}: {err}"))?;

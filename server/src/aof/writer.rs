@@ -374,21 +374,16 @@ impl LogWriter {
     /// Sends every waiting reply whose records are now covered by an fdatasync.
     fn release_synced(&self) {
         let synced = self.synced.get();
-        let due: Vec<Waiter> = {
+        let due: Vec<(u64, Waiter)> = {
             let mut waiters = self.waiters.borrow_mut();
-            let mut due = Vec::new();
-            let mut i = 0;
-            while i < waiters.len() {
-                if waiters[i].0 <= synced {
-                    due.push(waiters.swap_remove(i).1);
-                } else {
-                    i += 1;
-                }
-            }
+            let (due, waiting) = std::mem::take(&mut *waiters)
+                .into_iter()
+                .partition(|(seq, _)| *seq <= synced);
+            *waiters = waiting;
             due
         };
         // The order does not matter: each connection's pipeline keeps its replies in order.
-        for waiter in due {
+        for (_, waiter) in due {
             match waiter {
                 Waiter::Run(release) => release(),
                 Waiter::Wake(waker) => waker.wake(),
