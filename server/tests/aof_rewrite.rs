@@ -242,15 +242,12 @@ fn a_flushall_during_a_rewrite_completes_it_and_survives_a_crash() {
     let server = Server::start(ARGS);
     let mut client = login_plain(&server);
     // Enough keys that dumping them takes many steps (256 keys each) across polls.
-    for batch in 0..100 {
-        let keys: Vec<String> = (0..1000).map(|i| format!("k{batch}:{i}")).collect();
-        let mut args: Vec<&[u8]> = vec![b"MSET"];
-        for key in &keys {
-            args.push(key.as_bytes());
-            args.push(b"some value of a few dozen bytes, to make the dump longer");
-        }
-        client.roundtrip(&args, b"+OK\r\n");
-    }
+    common::mset_batches(
+        &mut client,
+        "k",
+        100,
+        b"some value of a few dozen bytes, to make the dump longer",
+    );
     client.roundtrip(&[b"DBSIZE"], b":100000\r\n");
     client.roundtrip(
         &[b"BGREWRITEAOF"],

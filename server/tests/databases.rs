@@ -386,15 +386,12 @@ fn a_swapdb_during_a_rewrite_loses_and_resurrects_nothing() {
     // Enough keys that dumping them takes many steps (256 keys each) across polls.
     for (db, prefix) in [(0, "a"), (1, "b")] {
         select(&mut c, db);
-        for batch in 0..30 {
-            let keys: Vec<String> = (0..1000).map(|i| format!("{prefix}{batch}:{i}")).collect();
-            let mut args: Vec<&[u8]> = vec![b"MSET"];
-            for key in &keys {
-                args.push(key.as_bytes());
-                args.push(b"a value of a few dozen bytes, to make the dump longer");
-            }
-            c.roundtrip(&args, b"+OK\r\n");
-        }
+        common::mset_batches(
+            &mut c,
+            prefix,
+            30,
+            b"a value of a few dozen bytes, to make the dump longer",
+        );
     }
     c.roundtrip(
         &[b"BGREWRITEAOF"],

@@ -646,6 +646,20 @@ fn limit_before_exec(
     }
 }
 
+/// Writes `batches` × 1000 keys `<prefix><batch>:<i>`, each holding `value`, with one MSET
+/// per batch (enough keys that a rewrite dumps them in many steps across polls).
+pub fn mset_batches(client: &mut RawClient, prefix: &str, batches: usize, value: &[u8]) {
+    for batch in 0..batches {
+        let keys: Vec<String> = (0..1000).map(|i| format!("{prefix}{batch}:{i}")).collect();
+        let mut args: Vec<&[u8]> = vec![b"MSET"];
+        for key in &keys {
+            args.push(key.as_bytes());
+            args.push(value);
+        }
+        client.roundtrip(&args, b"+OK\r\n");
+    }
+}
+
 /// The value of field `name` in `client`'s `INFO persistence` reply.
 pub fn persistence_field(client: &mut RawClient, name: &str) -> String {
     let info = String::from_utf8_lossy(&client.request(&[b"INFO", b"persistence"])).into_owned();
