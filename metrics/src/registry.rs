@@ -94,6 +94,7 @@ pub(crate) struct Families {
     pub(crate) aof_rewrite_duration: HistogramVec,
     pub(crate) aof_rewrite_failures: IntCounterVec,
     pub(crate) aof_write_errors: IntCounterVec,
+    pub(crate) cross_shard_transactions: IntCounterVec,
 }
 
 /// Builds and registers families in one registry.
@@ -391,6 +392,12 @@ impl Families {
                 "aof_write_errors_total",
                 "Failed writes and fdatasyncs of the shard's append-only log; each is retried a \
                  second later, and write commands are refused (MISCONF) until one succeeds.",
+                SHARD,
+            )?,
+            cross_shard_transactions: b.int_counter(
+                "cross_shard_transactions_total",
+                "Transactions coordinated by the shard that took the gates of several shards \
+                 (a multi-key command or MULTI/EXEC whose keys live on more than one shard).",
                 SHARD,
             )?,
             registry,

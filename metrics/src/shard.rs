@@ -77,6 +77,7 @@ pub struct ShardMetrics {
     aof_rewrite_duration: Histogram,
     aof_rewrite_failures: IntCounter,
     aof_write_errors: IntCounter,
+    cross_shard_transactions: IntCounter,
 }
 
 impl ShardMetrics {
@@ -146,6 +147,7 @@ impl ShardMetrics {
             aof_rewrite_duration: f.aof_rewrite_duration.with_label_values(&one),
             aof_rewrite_failures: f.aof_rewrite_failures.with_label_values(&one),
             aof_write_errors: f.aof_write_errors.with_label_values(&one),
+            cross_shard_transactions: f.cross_shard_transactions.with_label_values(&one),
         }
     }
 
@@ -267,6 +269,12 @@ impl ShardMetrics {
     /// commands it does not know, never client bytes.
     pub fn command(&self, name: &'static str) {
         self.commands.with(name, IntCounter::inc);
+    }
+
+    /// This shard coordinated a transaction over several shards' gates:
+    /// `cross_shard_transactions_total` +1.
+    pub fn cross_shard_transaction(&self) {
+        self.cross_shard_transactions.inc();
     }
 
     /// An error reply was sent: `command_errors_total{kind}` +1 (`kind` from

@@ -26,6 +26,7 @@ pub mod shard;
 pub mod shutdown;
 pub mod stats;
 pub mod tls;
+pub mod txn;
 
 /// The Redis version shardline reports in HELLO and INFO for client compatibility.
 pub const REDIS_COMPAT_VERSION: &str = "7.0.0";

@@ -307,6 +307,7 @@ async fn shard_main(
         info: InfoCounters::default(),
         aof,
         silent: SilentConnections::default(),
+        gate: Default::default(),
     });
     if let Some(aof) = &shard.aof {
         shard.metrics.aof_replayed(aof.replayed.records);
@@ -377,10 +378,15 @@ async fn maintenance_loop(shard: Rc<Shard>) {
     loop {
         glommio::timer::sleep(EXPIRE_SWEEP_PERIOD).await;
         let now = crate::shard::unix_time_ms();
+        // A cross-shard transaction running here must see no key vanish between two of its
+        // commands (Redis never expires keys inside MULTI/EXEC): the sweep waits a period.
+        if shard.gate.is_held() {
+            continue;
+        }
         // Bounded work per step; continue while a step fills its budget and the quota allows.
         let databases = shard.dbs.borrow().len();
         for index in 0..databases {
-            loop {
+            while !shard.gate.is_held() {
                 let removed = {
                     let mut dbs = shard.dbs.borrow_mut();
                     let db = &mut dbs[index];

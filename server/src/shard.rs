@@ -15,11 +15,12 @@ use shardline_metrics::ShardMetrics;
 
 use crate::aof::{Aof, SyncPoint};
 use crate::connection::SilentConnections;
-use crate::forward::{await_reply, Peers, ShardJob};
+use crate::forward::{await_reply, Admission, Peers, ShardJob, TxnId};
 use crate::keyspace::slot::owner_shard;
 use crate::keyspace::Db;
 use crate::resp::Frame;
 use crate::server::Shared;
+use crate::txn::gate::ShardGate;
 
 /// The three task queues of a shard (glommio scheduling groups with static shares).
 #[derive(Debug, Clone, Copy)]
@@ -95,6 +96,8 @@ pub struct Shard {
     pub aof: Option<Aof>,
     /// Connections of this shard that have not sent their first byte.
     pub silent: SilentConnections,
+    /// The gate cross-shard transactions hold while they run here ([`crate::txn::gate`]).
+    pub gate: ShardGate,
 }
 
 impl Shard {
@@ -214,53 +217,92 @@ impl Shard {
     }
 
     /// Runs `job` on shard `owner` — here if it is this shard, else after a hop — and returns
-    /// its reply.
+    /// its reply once durable. For connection-level commands (SAVE, WATCH …): the job does not
+    /// wait for a cross-shard transaction's gate, so such a command queued inside MULTI
+    /// cannot wait for its own transaction. Keyspace commands use [`Shard::run_on_in`].
     pub async fn run_on(&self, owner: usize, job: ShardJob) -> Frame {
-        if owner == self.id {
-            self.durable_reply(job(self)).await
-        } else {
-            await_reply(self.peers.submit_to(owner, job).await).await
+        self.run_admitted(owner, Admission::Ungated, job).await
+    }
+
+    /// Runs keyspace work `job` on shard `owner` and returns its reply once durable: as work
+    /// of transaction `txn` (which holds `owner`'s gate), or with `None` once no transaction
+    /// holds the gate.
+    pub async fn run_on_in(&self, owner: usize, txn: Option<TxnId>, job: ShardJob) -> Frame {
+        self.run_admitted(owner, admission(txn), job).await
+    }
+
+    async fn run_admitted(&self, owner: usize, admission: Admission, job: ShardJob) -> Frame {
+        if owner != self.id {
+            let receiver = self.peers.submit_admitted(owner, admission, job).await;
+            return await_reply(receiver).await;
+        }
+        match self.run_gated(admission, job) {
+            Ok(frame) => self.durable_reply(frame).await,
+            // A parked job's reply already waits for the log.
+            Err(receiver) => await_reply(receiver).await,
         }
     }
 
-    /// Runs `make_job(shard)`'s job on every shard and returns the replies in shard order.
+    /// Runs `make_job(shard)`'s job on every shard and returns the replies in shard order,
+    /// each once durable. Not gated (see [`Shard::run_on`]).
     pub async fn run_on_all(&self, make_job: impl Fn() -> ShardJob) -> Vec<Frame> {
-        self.run_on_every_shard(make_job, true).await
+        self.run_on_every_shard(make_job, true, Admission::Ungated)
+            .await
+    }
+
+    /// As [`Shard::run_on_all`], for keyspace work of transaction `txn` (which holds every
+    /// gate), or with `None` gated.
+    pub async fn run_on_all_in(
+        &self,
+        txn: Option<TxnId>,
+        make_job: impl Fn() -> ShardJob,
+    ) -> Vec<Frame> {
+        self.run_on_every_shard(make_job, true, admission(txn))
+            .await
     }
 
     /// As [`Shard::run_on_all`], for jobs that only read counters and sizes (INFO): the
     /// replies do not wait for any shard's log to reach the disk, so they come even while a
     /// log cannot be written.
     pub async fn run_stats_on_all(&self, make_job: impl Fn() -> ShardJob) -> Vec<Frame> {
-        self.run_on_every_shard(make_job, false).await
+        self.run_on_every_shard(make_job, false, Admission::Ungated)
+            .await
     }
 
     async fn run_on_every_shard(
         &self,
         make_job: impl Fn() -> ShardJob,
         durable: bool,
+        admission: Admission,
     ) -> Vec<Frame> {
         // Every other shard's job is queued first, so they all run while this one's does.
         let mut pending = Vec::with_capacity(self.nr_shards);
         for owner in 0..self.nr_shards {
             pending.push(if owner == self.id {
                 None
-            } else if durable {
-                Some(self.peers.submit_to(owner, make_job()).await)
             } else {
-                Some(self.peers.submit_stats_to(owner, make_job()).await)
+                let job = make_job();
+                Some(self.peers.submit(owner, job, durable, admission).await)
             });
         }
         let mut replies = Vec::with_capacity(self.nr_shards);
         for receiver in pending {
             replies.push(match receiver {
                 Some(receiver) => await_reply(receiver).await,
-                None if durable => self.durable_reply(make_job()(self)).await,
-                None => make_job()(self),
+                None => match self.run_gated(admission, make_job()) {
+                    Ok(frame) if durable => self.durable_reply(frame).await,
+                    Ok(frame) => frame,
+                    Err(receiver) => await_reply(receiver).await,
+                },
             });
         }
         replies
     }
+}
+
+/// The admission of work run for `txn`, or of ordinary keyspace work.
+pub fn admission(txn: Option<TxnId>) -> Admission {
+    txn.map_or(Admission::Gated, Admission::Txn)
 }
 
 fn spawn_into<T: 'static>(

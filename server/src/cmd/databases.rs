@@ -47,11 +47,11 @@ pub fn execute_in(dbs: &mut [Db], selected: usize, args: &[Bytes], now_ms: u64) 
     if args.len() == 3 && is(b"move") {
         move_key(dbs, selected, &args[1], &args[2], now_ms)
     } else if args.len() == 3 && is(b"swapdb") {
-        swapdb(dbs, &args[1], &args[2])
+        swapdb(dbs, &args[1], &args[2], now_ms)
     } else if is(b"flushall") {
         let reply = super::execute(&mut dbs[selected], args, now_ms);
         if !reply.is_error() {
-            dbs.iter_mut().for_each(Db::flush);
+            dbs.iter_mut().for_each(|db| db.flush(now_ms));
         }
         reply
     } else {
@@ -88,7 +88,7 @@ fn move_key(dbs: &mut [Db], selected: usize, key: &[u8], target: &[u8], now_ms: 
 
 /// `SWAPDB index1 index2` → OK; the two databases trade their keys (and any dump in progress
 /// with them: see [`crate::keyspace::snapshot`]).
-fn swapdb(dbs: &mut [Db], first: &[u8], second: &[u8]) -> Frame {
+fn swapdb(dbs: &mut [Db], first: &[u8], second: &[u8], now_ms: u64) -> Frame {
     let n = dbs.len();
     let first = match db_index(first, n, Some("ERR invalid first DB index")) {
         Ok(i) => i,
@@ -98,7 +98,11 @@ fn swapdb(dbs: &mut [Db], first: &[u8], second: &[u8]) -> Frame {
         Ok(i) => i,
         Err(err) => return err,
     };
-    dbs.swap(first, second);
+    if first != second {
+        dbs.swap(first, second);
+        let (low, high) = dbs.split_at_mut(first.max(second));
+        low[first.min(second)].swap_watches_back(&mut high[0], now_ms);
+    }
     Frame::ok()
 }
 

@@ -78,12 +78,12 @@ pub fn dbsize(db: &mut Db, _args: &[Bytes], _now: u64) -> Frame {
 
 /// `FLUSHDB [ASYNC|SYNC]` / `FLUSHALL [ASYNC|SYNC]` → OK (both modes flush
 /// synchronously); more arguments or another word is `ERR syntax error`.
-pub fn flush(db: &mut Db, args: &[Bytes], _now: u64) -> Frame {
+pub fn flush(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     match args.get(1..).unwrap_or_default() {
         [] => {}
         [mode] if is_opt(mode, "sync") || is_opt(mode, "async") => {}
         _ => return syntax_error(),
     }
-    db.flush();
+    db.flush(now);
     Frame::ok()
 }

@@ -13,8 +13,10 @@ use super::transaction;
 use super::CloseReason;
 use crate::cmd::table::{self, CommandSpec, KeyRouting};
 use crate::cmd::{fanout, reply};
-use crate::resp::Frame;
-use crate::shard::Shard;
+use crate::forward::{ShardJob, TxnId};
+use crate::resp::{Frame, Protocol};
+use crate::shard::{admission, Shard};
+use crate::txn;
 
 /// What the connection does after a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,8 +67,18 @@ pub async fn dispatch(
         );
         return Flow::Continue;
     }
-    let (protocol, db) = (session.protocol, session.db);
+    let (protocol, db, scope) = (session.protocol, session.db, session.txn_scope);
     if let Some(txn) = &mut session.transaction {
+        if spec.has_flag("no_multi") && !transaction::runs_inside_multi(spec.name) {
+            // Redis 7 `processCommand`: refused, and EXEC will abort.
+            txn.aborted = true;
+            shard.metrics.command_error("command");
+            pipeline.ready(
+                protocol,
+                Frame::error("ERR Command not allowed inside a transaction"),
+            );
+            return Flow::Continue;
+        }
         if !transaction::runs_inside_multi(spec.name) {
             txn.queued.push(args);
             pipeline.ready(protocol, Frame::Simple("QUEUED".into()));
@@ -77,7 +89,7 @@ pub async fn dispatch(
         spec.name,
         "multi" | "exec" | "discard" | "watch" | "unwatch"
     ) {
-        return transaction::execute(shard, session, spec.name, pipeline).await;
+        return transaction::execute(shard, session, spec.name, &args, pipeline).await;
     }
     match spec.routing {
         KeyRouting::Connection => {
@@ -88,16 +100,7 @@ pub async fn dispatch(
         }
         KeyRouting::SingleKey => {
             let owner = shard.owner_of(&args[1]);
-            if owner == shard.id {
-                let frame = shard.execute_local(db, &args);
-                pipeline.durable(protocol, frame, shard.durable());
-            } else {
-                let receiver = shard
-                    .peers
-                    .submit_to(owner, Box::new(move |s: &Shard| s.execute_local(db, &args)))
-                    .await;
-                pipeline.later(protocol, Box::pin(crate::forward::await_reply(receiver)));
-            }
+            execute_on(shard, owner, scope, db, args, pipeline, protocol).await;
             Flow::Continue
         }
         KeyRouting::MultiKey { step } => {
@@ -109,22 +112,32 @@ pub async fn dispatch(
                 }
             };
             if let [(owner, _, _)] = parts.as_slice() {
-                if *owner == shard.id {
-                    let frame = shard.execute_local(db, &args);
-                    pipeline.durable(protocol, frame, shard.durable());
-                    return Flow::Continue;
-                }
+                execute_on(shard, *owner, scope, db, args, pipeline, protocol).await;
+                return Flow::Continue;
             }
+            // Keys on several shards: one transaction over their gates, unless the command
+            // already runs inside one (EXEC).
+            let gates = match scope {
+                Some(_) => None,
+                None => Some(txn::lock(shard, parts.iter().map(|(owner, _, _)| *owner)).await),
+            };
+            let part_scope = gates.as_ref().map(txn::Gates::id).or(scope);
             let nkeys = (args.len() - 1) / step;
             let mut pending = Vec::with_capacity(parts.len());
             for (owner, sub_args, positions) in parts {
+                let job: ShardJob = Box::new(move |s: &Shard| s.execute_local(db, &sub_args));
                 if owner == shard.id {
-                    let frame = shard.execute_local(db, &sub_args);
-                    pending.push((positions, Err((frame, shard.durable()))));
+                    match shard.run_gated(admission(part_scope), job) {
+                        Ok(frame) => pending.push((positions, Err((frame, shard.durable())))),
+                        Err(receiver) => pending.push((positions, Ok(receiver))),
+                    }
                 } else {
-                    let job = Box::new(move |s: &Shard| s.execute_local(db, &sub_args));
-                    pending.push((positions, Ok(shard.peers.submit_to(owner, job).await)));
+                    let receiver = shard.peers.submit_in(owner, part_scope, job).await;
+                    pending.push((positions, Ok(receiver)));
                 }
+            }
+            if let Some(gates) = gates {
+                gates.release().await;
             }
             let name = spec.name;
             pipeline.later(
@@ -149,10 +162,39 @@ pub async fn dispatch(
             Flow::Continue
         }
         KeyRouting::AllShards => {
-            let reply = commands::all_shards(shard, session.db, spec, args).await;
+            let reply = commands::all_shards(shard, session.db, scope, spec, args).await;
             pipeline.ready(protocol, reply);
             Flow::Continue
         }
+    }
+}
+
+/// Runs a keyspace command on shard `owner`: here at once when the gate admits it (the
+/// common case: no allocation), else parked until it does, or after a hop.
+async fn execute_on(
+    shard: &Rc<Shard>,
+    owner: usize,
+    scope: Option<TxnId>,
+    db: usize,
+    args: Vec<Bytes>,
+    pipeline: &mut Pipeline,
+    protocol: Protocol,
+) {
+    if owner != shard.id {
+        let job: ShardJob = Box::new(move |s: &Shard| s.execute_local(db, &args));
+        let receiver = shard.peers.submit_in(owner, scope, job).await;
+        pipeline.later(protocol, Box::pin(crate::forward::await_reply(receiver)));
+        return;
+    }
+    if shard.gate.admits(admission(scope)) {
+        let frame = shard.execute_local(db, &args);
+        pipeline.durable(protocol, frame, shard.durable());
+        return;
+    }
+    let job: ShardJob = Box::new(move |s: &Shard| s.execute_local(db, &args));
+    match shard.run_gated(admission(scope), job) {
+        Ok(frame) => pipeline.durable(protocol, frame, shard.durable()),
+        Err(receiver) => pipeline.later(protocol, Box::pin(crate::forward::await_reply(receiver))),
     }
 }
 

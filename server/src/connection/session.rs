@@ -7,7 +7,9 @@ use std::time::Instant;
 use bytes::Bytes;
 
 use super::transaction::Transaction;
+use crate::forward::TxnId;
 use crate::resp::Protocol;
+use crate::txn::watch::WatchedKeys;
 
 /// Per-connection state (Redis's `client` struct, the parts we serve).
 #[derive(Debug)]
@@ -50,6 +52,12 @@ pub struct Session {
     pub socket_fd: Option<RawFd>,
     /// WRONGPASS replies on this connection (`--max-auth-failures`).
     pub auth_failures: u32,
+    /// Keys watched since WATCH (cleared by EXEC, DISCARD, UNWATCH, RESET; see
+    /// [`WatchedKeys::clear`]).
+    pub watched: WatchedKeys,
+    /// The cross-shard transaction this connection's commands run in now (during EXEC or a
+    /// multi-key command over several shards), whose gates they pass.
+    pub txn_scope: Option<TxnId>,
 }
 
 impl Session {
@@ -74,6 +82,8 @@ impl Session {
             query_buffer_bytes: 0,
             socket_fd: None,
             auth_failures: 0,
+            watched: WatchedKeys::default(),
+            txn_scope: None,
         }
     }
 

@@ -1,11 +1,15 @@
 //! MULTI / EXEC / DISCARD (Redis 7 `multi.c`): a connection queues commands after MULTI and
 //! runs them at EXEC.
 //!
-//! A transaction whose keys all belong to one owner shard runs there as one job: no other
-//! command interleaves, as in Redis. A transaction that spans shards, or holds keyless
-//! commands, runs command by command in order, like any multi-key command here: every command
-//! runs, but other clients may see the state between two of them (README, "Compatibility
-//! notes"). WATCH is refused rather than silently ignored.
+//! A transaction whose keys (queued and watched) all belong to one owner shard runs there as
+//! one job: no other command interleaves, as in Redis. Any other transaction first takes the
+//! gates of every shard it touches ([`crate::txn`]; every shard when it holds a keyspace-wide
+//! command or a command whose keys are not known in advance), then checks its watched keys,
+//! then runs command by command in order, then gives the gates back: no other client runs a
+//! command on those shards in between, so the transaction is isolated as in Redis.
+//!
+//! WATCH (Redis 7 semantics, keys on any shard): EXEC replies with a null array when a
+//! watched key was modified, expired or flushed since WATCH ([`crate::txn::watch`]).
 //!
 //! Databases: the queued commands run on the session's database at EXEC. A queued SELECT (a
 //! connection command) makes the transaction run command by command, so it changes the
@@ -21,7 +25,8 @@ use super::session::Session;
 use crate::cmd::table::{self, KeyRouting};
 use crate::forward::{await_reply, ShardJob};
 use crate::resp::Frame;
-use crate::shard::Shard;
+use crate::shard::{admission, Shard};
+use crate::txn;
 
 /// The commands queued since MULTI.
 #[derive(Debug, Default)]
@@ -45,6 +50,7 @@ pub async fn execute(
     shard: &Rc<Shard>,
     session: &mut Session,
     name: &str,
+    args: &[Bytes],
     pipeline: &mut Pipeline,
 ) -> Flow {
     let protocol = session.protocol;
@@ -57,12 +63,16 @@ pub async fn execute(
             Frame::ok()
         }
         "discard" => match session.transaction.take() {
-            Some(_) => Frame::ok(),
+            Some(_) => {
+                session.watched.clear().await;
+                Frame::ok()
+            }
             None => Frame::error("ERR DISCARD without MULTI"),
         },
         "exec" => match session.transaction.take() {
             None => Frame::error("ERR EXEC without MULTI"),
             Some(txn) if txn.aborted => {
+                session.watched.clear().await;
                 Frame::error("EXECABORT Transaction discarded because of previous errors.")
             }
             Some(txn) => return exec(shard, session, txn.queued, pipeline).await,
@@ -70,12 +80,15 @@ pub async fn execute(
         "watch" if session.transaction.is_some() => {
             Frame::error("ERR WATCH inside MULTI is not allowed")
         }
-        "watch" => Frame::error(
-            "ERR WATCH is not supported by shardline: keys live on different shards; \
-             use MULTI/EXEC without WATCH",
-        ),
-        // Nothing is ever watched.
-        "unwatch" => Frame::ok(),
+        "watch" => {
+            let db = session.db;
+            session.watched.watch(shard, db, &args[1..]).await;
+            Frame::ok()
+        }
+        "unwatch" => {
+            session.watched.clear().await;
+            Frame::ok()
+        }
         other => Frame::error(format!("ERR unknown command '{other}'")),
     };
     if matches!(reply, Frame::Error(_)) {
@@ -85,7 +98,8 @@ pub async fn execute(
     Flow::Continue
 }
 
-/// Runs the queued requests and replies with an array of their replies.
+/// Runs the queued requests and replies with an array of their replies, or with a null
+/// array when a watched key changed.
 async fn exec(
     shard: &Rc<Shard>,
     session: &mut Session,
@@ -93,8 +107,15 @@ async fn exec(
     pipeline: &mut Pipeline,
 ) -> Flow {
     let (protocol, db) = (session.protocol, session.db);
-    if let Some(owner) = single_owner(shard, &queued) {
+    let shards = involved_shards(shard, &queued);
+    let all_keyed = queued.iter().all(|args| is_keyed(args));
+    let owner = single_owner(shards.as_deref(), session.watched.owners());
+    if let Some(owner) = owner.filter(|_| all_keyed) {
+        let watched = session.watched.take_for(owner);
         let job: ShardJob = Box::new(move |s: &Shard| {
+            if watched.changed_then_unwatch(s) {
+                return Frame::NullArray;
+            }
             s.execute_transaction(|| {
                 Frame::Array(
                     queued
@@ -105,41 +126,112 @@ async fn exec(
             })
         });
         if owner == shard.id {
-            let frame = job(shard);
-            pipeline.durable(protocol, frame, shard.durable());
+            match shard.run_gated(admission(session.txn_scope), job) {
+                Ok(frame) => pipeline.durable(protocol, frame, shard.durable()),
+                Err(receiver) => pipeline.later(protocol, Box::pin(await_reply(receiver))),
+            }
         } else {
-            let receiver = shard.peers.submit_to(owner, job).await;
+            let receiver = shard.peers.submit_in(owner, session.txn_scope, job).await;
             pipeline.later(protocol, Box::pin(await_reply(receiver)));
         }
         return Flow::Continue;
     }
+    let wanted: Vec<usize> = match &shards {
+        Some(keyed) => keyed
+            .iter()
+            .copied()
+            .chain(session.watched.owners())
+            .collect(),
+        None => (0..shard.nr_shards).collect(),
+    };
+    let gates = txn::lock(shard, wanted).await;
+    let scope = Some(gates.id());
+    let changed = session.watched.any_changed(shard, scope).await;
+    session.watched.clear().await;
+    if changed {
+        gates.release().await;
+        pipeline.ready(protocol, Frame::NullArray);
+        return Flow::Continue;
+    }
     // The array header, then each reply as the command produces it (as Redis writes EXEC).
     pipeline.raw(Bytes::from(format!("*{}\r\n", queued.len())));
+    session.txn_scope = scope;
+    let mut flow = Flow::Continue;
     for args in queued {
-        let flow = Box::pin(dispatch(shard, session, args, pipeline)).await;
+        flow = Box::pin(dispatch(shard, session, args, pipeline)).await;
         if flow != Flow::Continue {
-            return flow;
+            break;
         }
     }
-    Flow::Continue
+    session.txn_scope = None;
+    gates.release().await;
+    flow
 }
 
-/// The one shard owning every key of `queued`, if all of them are keyed commands on one shard.
-fn single_owner(shard: &Shard, queued: &[Vec<Bytes>]) -> Option<usize> {
-    let mut owner = None;
+/// The owner shards of the keys of `queued` (with repeats), or `None` when a command touches
+/// every shard (KEYS, FLUSHALL …) or its keys are not known in advance.
+fn involved_shards(shard: &Shard, queued: &[Vec<Bytes>]) -> Option<Vec<usize>> {
+    let mut owners = Vec::new();
     for args in queued {
         let spec = table::lookup(args.first()?)?;
-        let keys: Vec<&Bytes> = match spec.routing {
-            KeyRouting::SingleKey => vec![args.get(1)?],
-            KeyRouting::MultiKey { step } => args.get(1..)?.iter().step_by(step.max(1)).collect(),
-            KeyRouting::Connection | KeyRouting::AllShards => return None,
-        };
-        for key in keys {
-            let key_owner = shard.owner_of(key);
-            if *owner.get_or_insert(key_owner) != key_owner {
-                return None;
-            }
+        match spec.routing {
+            KeyRouting::SingleKey => owners.push(shard.owner_of(args.get(1)?)),
+            KeyRouting::MultiKey { step } => owners.extend(
+                args.get(1..)?
+                    .iter()
+                    .step_by(step.max(1))
+                    .map(|key| shard.owner_of(key)),
+            ),
+            KeyRouting::AllShards => return None,
+            // Keyless: PING, ECHO, SELECT, INFO … run on the connection's shard and touch no
+            // key.
+            KeyRouting::Connection if touches_no_key(spec.name) => {}
+            KeyRouting::Connection => return None,
         }
     }
-    owner
+    Some(owners)
+}
+
+/// Whether `args` is a command with keys, run on their owner shards.
+fn is_keyed(args: &[Bytes]) -> bool {
+    let routing = args
+        .first()
+        .and_then(|name| table::lookup(name))
+        .map(|spec| spec.routing);
+    matches!(
+        routing,
+        Some(KeyRouting::SingleKey | KeyRouting::MultiKey { .. })
+    )
+}
+
+/// Connection commands that read or write no key (so a transaction holding them needs no
+/// gate for them).
+fn touches_no_key(name: &str) -> bool {
+    matches!(
+        name,
+        "ping"
+            | "echo"
+            | "select"
+            | "time"
+            | "client"
+            | "hello"
+            | "auth"
+            | "command"
+            | "info"
+            | "lastsave"
+            | "config"
+            | "quit"
+            | "reset"
+    )
+}
+
+/// The one shard owning every key of the transaction (`keyed`) and every watched key, when
+/// there is one; a transaction with no key at all runs here (`None` then too).
+fn single_owner(
+    keyed: Option<&[usize]>,
+    mut watched: impl Iterator<Item = usize>,
+) -> Option<usize> {
+    let keyed = keyed?;
+    let owner = keyed.first().copied().or_else(|| watched.next())?;
+    (keyed.iter().all(|&o| o == owner) && watched.all(|o| o == owner)).then_some(owner)
 }

@@ -13,6 +13,7 @@ use hashbrown::HashMap;
 use super::glob::string_match;
 use super::snapshot::{dump_entry, Snapshot};
 use super::value::Value;
+use super::watch::{WatchStamp, WatchTable};
 
 /// Bits of a local SCAN cursor; the 16 bits above are free for the caller to
 /// encode a shard index (see `cmd::fanout`).
@@ -67,6 +68,8 @@ pub struct Db {
     snapshot: Option<Snapshot>,
     /// Loading a log: `scan_index` is not kept up to date until [`Db::finish_bulk_load`].
     bulk_loading: bool,
+    /// Keys some connection WATCHes, with their modification counts.
+    watches: WatchTable,
 }
 
 /// The fixed 48-bit scan position of `key`.
@@ -161,6 +164,7 @@ impl Db {
     /// Before `key` changes: a dump in progress that has not visited it yet dumps its value
     /// as it was now (or, for a key not there, just marks it done).
     fn before_change(&mut self, key: &[u8]) {
+        self.watches.touch(key);
         let Some(snapshot) = &mut self.snapshot else {
             return;
         };
@@ -259,6 +263,7 @@ impl Db {
         match self.map.entry_ref(key) {
             EntryRef::Occupied(o) if o.get().is_expired(now_ms) => {
                 let (k, e) = o.remove_entry();
+                self.watches.touch(&k);
                 let pos = scan_pos(&self.scan_hasher, &k);
                 unindex(
                     &mut self.expiry,
@@ -389,15 +394,66 @@ impl Db {
         true
     }
 
-    /// Removes every key (FLUSHDB).
-    pub fn flush(&mut self) {
+    /// Removes every key (FLUSHDB). Watched keys that were live at `now_ms` count as
+    /// modified; stale ones do not (Redis 7 `touchAllWatchedKeysInDb`).
+    pub fn flush(&mut self, now_ms: u64) {
         self.dirty += 1;
+        let map = &self.map;
+        self.watches
+            .touch_where(|key| map.get(key).is_some_and(|e| !e.is_expired(now_ms)));
         if let Some(snapshot) = &mut self.snapshot {
             snapshot.flushed = true;
         }
         self.map.clear();
         self.expiry.clear();
         self.scan_index.clear();
+    }
+
+    /// Starts watching `key` for one connection (WATCH).
+    pub fn watch(&mut self, key: &[u8], now_ms: u64) -> WatchStamp {
+        WatchStamp {
+            version: self.watches.watch(key),
+            stale: self.map.get(key).is_some_and(|e| e.is_expired(now_ms)),
+        }
+    }
+
+    /// Stops watching `key` for one connection.
+    pub fn unwatch(&mut self, key: &[u8]) {
+        self.watches.unwatch(key);
+    }
+
+    /// Whether `key` changed since it was watched with `stamp` (EXEC then fails): it was
+    /// modified, or it expired meanwhile (Redis 7 `isWatchedKeyExpired`). A key already
+    /// expired when watched and deleted since is no change.
+    pub fn watched_key_changed(&self, key: &[u8], stamp: WatchStamp, now_ms: u64) -> bool {
+        let modified = self.watches.version(key) != Some(stamp.version);
+        let entry = self.map.get(key);
+        if stamp.stale {
+            return modified && entry.is_some();
+        }
+        modified || entry.is_some_and(|e| e.is_expired(now_ms))
+    }
+
+    /// After SWAPDB put `other`'s keys here and this database's there: the watch tables
+    /// stay with their database numbers, and a watched key counts as modified when it was
+    /// live in either database (Redis 7 `touchAllWatchedKeysInDb`).
+    pub fn swap_watches_back(&mut self, other: &mut Db, now_ms: u64) {
+        std::mem::swap(&mut self.watches, &mut other.watches);
+        let live_in_either = |a: &Db, b: &Db, key: &[u8]| {
+            [a, b]
+                .iter()
+                .any(|db| db.map.get(key).is_some_and(|e| !e.is_expired(now_ms)))
+        };
+        let mine: Vec<Bytes> = (self.watches.keys())
+            .filter(|key| live_in_either(self, other, key))
+            .cloned()
+            .collect();
+        let theirs: Vec<Bytes> = (other.watches.keys())
+            .filter(|key| live_in_either(self, other, key))
+            .cloned()
+            .collect();
+        mine.iter().for_each(|key| self.watches.touch(key));
+        theirs.iter().for_each(|key| other.watches.touch(key));
     }
 
     /// Live keys matching the glob `pattern` (KEYS), in no particular order.

@@ -183,7 +183,7 @@ fn remove_if_empty_and_flush() {
     assert!(db.is_empty());
     db.set(b"k", s(b"v"), false, 0);
     db.set_deadline(b"k", 9);
-    db.flush();
+    db.flush(1_000);
     assert_eq!((db.len(), db.expires_len()), (0, 0));
     assert_eq!(db.scan(0, 10, None, None, 0), (0, vec![]));
 }

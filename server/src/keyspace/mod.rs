@@ -7,6 +7,7 @@ pub mod glob;
 pub mod slot;
 pub mod snapshot;
 pub mod value;
+pub mod watch;
 
 pub use db::Db;
 pub use value::Value;

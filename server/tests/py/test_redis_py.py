@@ -123,9 +123,26 @@ def test_transactional_pipeline_across_shards(server):
     pipe.incr("{user:7}logins")
     pipe.hget("{user:7}profile", "name")
     assert pipe.execute() == [1, 1, "ann"]
-    # WATCH is refused, not ignored.
-    with pytest.raises(redis.ResponseError, match="WATCH is not supported"):
-        r.transaction(lambda p: p.get("t:1"), "t:1")
+
+
+def test_transaction_with_watch_retries_after_a_concurrent_change(server):
+    # redis-py's optimistic locking: WATCH, read, MULTI/EXEC; a change by another client
+    # (here on the other shard) between WATCH and EXEC makes EXEC fail and the helper retry.
+    a, b = clients_on_each_shard(server)
+    a.set("w:counter", 0)
+    seen = []
+
+    def increment(pipe):
+        value = int(pipe.get("w:counter"))
+        if not seen:
+            b.set("w:counter", 100)
+        seen.append(value)
+        pipe.multi()
+        pipe.set("w:counter", value + 1)
+
+    assert a.transaction(increment, "w:counter") == [True]
+    assert seen == [0, 100]
+    assert a.get("w:counter") == "101"
 
 
 def test_keys_written_on_one_shard_are_read_on_the_other(server):

@@ -1,9 +1,8 @@
 //! Commands over the whole keyspace, which every shard owns a slice of: KEYS, SCAN, DBSIZE,
 //! FLUSHDB (on the session's database), FLUSHALL, SWAPDB. Each runs on every shard (or, for
-//! SCAN, one shard per call) and the replies are merged here. Not atomic across shards: a
-//! FLUSHALL racing writes on other connections may leave keys written on a shard after it was
-//! flushed, and a SWAPDB is atomic on each shard but other connections may see one shard
-//! swapped and another not yet.
+//! SCAN, one shard per call) and the replies are merged here. With several shards each one is
+//! a transaction over every shard's gate ([`crate::txn`]), so it is atomic and isolated as
+//! in Redis: no client sees one shard flushed or swapped and another not yet.
 
 use std::rc::Rc;
 
@@ -11,26 +10,39 @@ use bytes::Bytes;
 
 use crate::cmd::fanout;
 use crate::cmd::table::CommandSpec;
+use crate::forward::TxnId;
 use crate::resp::Frame;
 use crate::shard::Shard;
+use crate::txn;
 
 /// Executes an `AllShards` command on database `db` of every shard and merges the shards'
 /// replies.
+///
+/// `scope`: the transaction the command runs in (EXEC), if any; otherwise, with several
+/// shards, the command takes every shard's gate for itself.
 pub async fn all_shards(
     shard: &Rc<Shard>,
     db: usize,
+    scope: Option<TxnId>,
     spec: &'static CommandSpec,
     args: Vec<Bytes>,
 ) -> Frame {
     if spec.name == "scan" {
-        return scan(shard, db, args).await;
+        return scan(shard, db, scope, args).await;
     }
+    let gates = match scope {
+        None if shard.nr_shards > 1 => Some(txn::lock(shard, 0..shard.nr_shards).await),
+        _ => None,
+    };
     let replies = shard
-        .run_on_all(|| {
+        .run_on_all_in(gates.as_ref().map(txn::Gates::id).or(scope), || {
             let args = args.clone();
             Box::new(move |s: &Shard| s.execute_local(db, &args))
         })
         .await;
+    if let Some(gates) = gates {
+        gates.release().await;
+    }
     let parts = replies
         .into_iter()
         .map(|frame| (Vec::new(), frame))
@@ -40,14 +52,15 @@ pub async fn all_shards(
 
 /// SCAN over all shards: one shard per call, the global cursor naming the shard (see
 /// [`fanout::scan_route`]).
-async fn scan(shard: &Rc<Shard>, db: usize, args: Vec<Bytes>) -> Frame {
+async fn scan(shard: &Rc<Shard>, db: usize, scope: Option<TxnId>, args: Vec<Bytes>) -> Frame {
     let (owner, sub_args) = match fanout::scan_route(&args, shard.nr_shards) {
         Ok(route) => route,
         Err(reply) => return reply,
     };
     let reply = shard
-        .run_on(
+        .run_on_in(
             owner,
+            scope,
             Box::new(move |s: &Shard| s.execute_local(db, &sub_args)),
         )
         .await;

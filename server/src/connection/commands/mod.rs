@@ -46,6 +46,7 @@ pub async fn execute(
             return Flow::Close(CloseReason::Quit);
         }
         "reset" => {
+            session.watched.clear().await;
             session.reset();
             Frame::Simple("RESET".into())
         }
