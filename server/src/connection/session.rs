@@ -50,6 +50,8 @@ pub struct Session {
     pub socket_fd: Option<RawFd>,
     /// WRONGPASS replies on this connection (`--max-auth-failures`).
     pub auth_failures: u32,
+    /// CLIENT NO-EVICT on (shown as flag `e` in CLIENT LIST).
+    pub no_evict: bool,
 }
 
 impl Session {
@@ -74,6 +76,7 @@ impl Session {
             query_buffer_bytes: 0,
             socket_fd: None,
             auth_failures: 0,
+            no_evict: false,
         }
     }
 

@@ -4,12 +4,15 @@
 mod admin;
 mod auth;
 mod client;
+mod client_admin;
 mod command_info;
 mod config_get;
 mod info;
+mod info_figures;
 mod keyspace_wide;
 mod persistence;
 mod scripting;
+mod subcommands;
 
 use std::rc::Rc;
 
@@ -24,6 +27,7 @@ use crate::resp::Frame;
 use crate::shard::Shard;
 
 pub use keyspace_wide::all_shards;
+pub use subcommands::display_name as command_display_name;
 
 /// Executes a command whose routing is `Connection`; arity and authentication were checked.
 pub async fn execute(
@@ -57,10 +61,12 @@ pub async fn execute(
             Ok(frame) => frame,
             Err(close) => return close.finish(shard, session, pipeline),
         },
-        "client" => client::client(shard, session, &args),
-        "info" => info::info(shard, session, &args).await,
+        "client" => client::client(shard, session, &args, pipeline).await,
+        "time" => time(),
+        "info" => info::info(shard, &args).await,
         "lastsave" => info::last_save(shard).await,
         "bgrewriteaof" | "bgsave" | "save" => persistence::rewrite(shard, spec.name).await,
+        "config" if is_resetstat(&args) => info_figures::reset_stats(shard).await,
         "config" => config_get::config(shard, &args),
         "command" => command_info::command(&args),
         "debug" => admin::debug(shard, &args),
@@ -73,6 +79,22 @@ pub async fn execute(
     }
     pipeline.ready(session.protocol, reply);
     Flow::Continue
+}
+
+/// CONFIG RESETSTAT, which reaches every shard ([`info_figures::reset_stats`]).
+fn is_resetstat(args: &[Bytes]) -> bool {
+    args.len() == 2 && args[1].eq_ignore_ascii_case(b"resetstat")
+}
+
+/// TIME: `[unix seconds, microseconds]` as bulk strings (Redis 7 `timeCommand`).
+fn time() -> Frame {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    Frame::Array(vec![
+        Frame::Bulk(Bytes::from(now.as_secs().to_string())),
+        Frame::Bulk(Bytes::from(now.subsec_micros().to_string())),
+    ])
 }
 
 /// SELECT index: the session's database for the commands that follow (Redis 7

@@ -1,0 +1,215 @@
+//! Subcommands of the container commands (CLIENT, CONFIG, COMMAND, …) as Redis 7.0's
+//! COMMAND INFO / COMMAND LIST report them (`container|subcommand`): arity, flags, key range
+//! and ACL categories. Containers absent from the command table are not shown.
+
+use std::borrow::Cow;
+
+/// One subcommand row.
+#[derive(Debug)]
+pub struct SubcommandSpec {
+    /// Lowercase subcommand name, without the container.
+    pub name: &'static str,
+    /// Redis arity, counting the container and the subcommand.
+    pub arity: i32,
+    /// Command flags.
+    pub flags: &'static [&'static str],
+    /// First key, last key, step (0, 0, 0 = no keys).
+    pub keys: (i32, i32, i32),
+    /// ACL categories.
+    pub acl_categories: &'static [&'static str],
+}
+
+const fn s(
+    name: &'static str,
+    arity: i32,
+    flags: &'static [&'static str],
+    acl_categories: &'static [&'static str],
+) -> SubcommandSpec {
+    SubcommandSpec {
+        name,
+        arity,
+        flags,
+        keys: (0, 0, 0),
+        acl_categories,
+    }
+}
+
+const ADMIN: &[&str] = &["admin", "noscript", "loading", "stale"];
+const SLOW_CONN: &[&str] = &["@slow", "@connection"];
+const ADMIN_CONN: &[&str] = &["@admin", "@slow", "@dangerous", "@connection"];
+const ADMIN_SLOW: &[&str] = &["@admin", "@slow", "@dangerous"];
+const LOADING_STALE: &[&str] = &["loading", "stale"];
+const SCRIPT: &[&str] = &["@slow", "@scripting"];
+
+static CLIENT: &[SubcommandSpec] = &[
+    s("getname", 2, &["noscript", "loading", "stale"], SLOW_CONN),
+    s("help", 2, LOADING_STALE, SLOW_CONN),
+    s("id", 2, &["noscript", "loading", "stale"], SLOW_CONN),
+    s("info", 2, &["noscript", "loading", "stale"], SLOW_CONN),
+    s("kill", -3, ADMIN, ADMIN_CONN),
+    s("list", -2, ADMIN, ADMIN_CONN),
+    s("no-evict", 3, ADMIN, ADMIN_CONN),
+    s("pause", -3, ADMIN, ADMIN_CONN),
+    s("reply", 3, &["noscript", "loading", "stale"], SLOW_CONN),
+    s("setinfo", 4, &["noscript", "loading", "stale"], SLOW_CONN),
+    s("setname", 3, &["noscript", "loading", "stale"], SLOW_CONN),
+    s("unpause", 2, ADMIN, ADMIN_CONN),
+];
+
+static CONFIG: &[SubcommandSpec] = &[
+    s(
+        "get",
+        -3,
+        &["admin", "noscript", "loading", "stale"],
+        ADMIN_SLOW,
+    ),
+    s("help", 2, LOADING_STALE, &["@slow"]),
+    s(
+        "resetstat",
+        2,
+        &["admin", "noscript", "loading", "stale"],
+        ADMIN_SLOW,
+    ),
+    s(
+        "set",
+        -4,
+        &["admin", "noscript", "loading", "stale"],
+        ADMIN_SLOW,
+    ),
+];
+
+static COMMAND: &[SubcommandSpec] = &[
+    s("count", 2, LOADING_STALE, SLOW_CONN),
+    s("docs", -2, LOADING_STALE, SLOW_CONN),
+    s("getkeys", -3, LOADING_STALE, SLOW_CONN),
+    s("getkeysandflags", -3, LOADING_STALE, SLOW_CONN),
+    s("help", 2, LOADING_STALE, SLOW_CONN),
+    s("info", -2, LOADING_STALE, SLOW_CONN),
+    s("list", -2, LOADING_STALE, SLOW_CONN),
+];
+
+static SCRIPT_SUBS: &[SubcommandSpec] = &[
+    s("debug", 3, &["noscript"], SCRIPT),
+    s("exists", -3, &["noscript"], SCRIPT),
+    s("flush", -2, &["noscript"], SCRIPT),
+    s("help", 2, &["loading", "stale"], SCRIPT),
+    s("kill", 2, &["noscript", "allow_busy"], SCRIPT),
+    s("load", 3, &["noscript", "stale"], SCRIPT),
+];
+
+static FUNCTION: &[SubcommandSpec] = &[
+    s(
+        "delete",
+        3,
+        &["write", "noscript"],
+        &["@write", "@slow", "@scripting"],
+    ),
+    s("dump", 2, &["noscript"], SCRIPT),
+    s(
+        "flush",
+        -2,
+        &["write", "noscript"],
+        &["@write", "@slow", "@scripting"],
+    ),
+    s("help", 2, &["loading", "stale"], SCRIPT),
+    s("kill", 2, &["noscript", "allow_busy"], SCRIPT),
+    s("list", -2, &["noscript"], SCRIPT),
+    s(
+        "load",
+        -3,
+        &["write", "denyoom", "noscript"],
+        &["@write", "@slow", "@scripting"],
+    ),
+    s(
+        "restore",
+        -3,
+        &["write", "denyoom", "noscript"],
+        &["@write", "@slow", "@scripting"],
+    ),
+    s("stats", 2, &["noscript", "allow_busy"], SCRIPT),
+];
+
+static MEMORY: &[SubcommandSpec] = &[
+    s("doctor", 2, &[], &["@slow"]),
+    s("help", 2, LOADING_STALE, &["@slow"]),
+    s("malloc-stats", 2, &[], &["@slow"]),
+    s("purge", 2, &[], &["@slow"]),
+    s("stats", 2, &[], &["@slow"]),
+    SubcommandSpec {
+        name: "usage",
+        arity: -3,
+        flags: &["readonly"],
+        keys: (2, 2, 1),
+        acl_categories: &["@read", "@slow"],
+    },
+];
+
+static OBJECT: &[SubcommandSpec] = &[
+    SubcommandSpec {
+        name: "encoding",
+        arity: 3,
+        flags: &["readonly"],
+        keys: (2, 2, 1),
+        acl_categories: &["@keyspace", "@read", "@slow"],
+    },
+    SubcommandSpec {
+        name: "freq",
+        arity: 3,
+        flags: &["readonly"],
+        keys: (2, 2, 1),
+        acl_categories: &["@keyspace", "@read", "@slow"],
+    },
+    s("help", 2, LOADING_STALE, &["@keyspace", "@slow"]),
+    SubcommandSpec {
+        name: "idletime",
+        arity: 3,
+        flags: &["readonly"],
+        keys: (2, 2, 1),
+        acl_categories: &["@keyspace", "@read", "@slow"],
+    },
+    SubcommandSpec {
+        name: "refcount",
+        arity: 3,
+        flags: &["readonly"],
+        keys: (2, 2, 1),
+        acl_categories: &["@keyspace", "@read", "@slow"],
+    },
+];
+
+static SLOWLOG: &[SubcommandSpec] = &[
+    s("get", -2, &["admin", "loading", "stale"], ADMIN_SLOW),
+    s("help", 2, LOADING_STALE, &["@slow"]),
+    s("len", 2, &["admin", "loading", "stale"], ADMIN_SLOW),
+    s("reset", 2, &["admin", "loading", "stale"], ADMIN_SLOW),
+];
+
+/// The subcommands of `container` (lowercase), empty for a plain command.
+pub fn of(container: &str) -> &'static [SubcommandSpec] {
+    match container {
+        "client" => CLIENT,
+        "config" => CONFIG,
+        "command" => COMMAND,
+        "script" => SCRIPT_SUBS,
+        "function" => FUNCTION,
+        "memory" => MEMORY,
+        "object" => OBJECT,
+        "slowlog" => SLOWLOG,
+        _ => &[],
+    }
+}
+
+/// The subcommand `name` (any case) of `container`.
+pub fn lookup(container: &str, name: &[u8]) -> Option<&'static SubcommandSpec> {
+    of(container)
+        .iter()
+        .find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
+}
+
+/// How CLIENT LIST's `cmd` names a command: `container|subcommand` for a known subcommand,
+/// else the command's name.
+pub fn display_name(container: &'static str, sub: Option<&[u8]>) -> Cow<'static, str> {
+    match sub.and_then(|sub| lookup(container, sub)) {
+        Some(spec) => Cow::Owned(format!("{container}|{}", spec.name)),
+        None => Cow::Borrowed(container),
+    }
+}
