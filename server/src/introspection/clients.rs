@@ -57,6 +57,8 @@ pub struct ClientHandle {
     pub fd: i32,
     /// Accept time.
     pub created: Instant,
+    /// The shard serving the connection.
+    pub shard: usize,
     /// Figures as of the last command.
     pub state: RefCell<ClientState>,
     kill: RefCell<Option<oneshot::Sender<()>>>,
@@ -108,6 +110,7 @@ impl ClientHandle {
             local: self.local,
             fd: self.fd,
             created: self.created,
+            shard: self.shard,
             state: &st,
         })
     }
@@ -139,6 +142,8 @@ pub struct LineFields<'a> {
     pub fd: i32,
     /// Accept time.
     pub created: Instant,
+    /// Serving shard.
+    pub shard: usize,
     /// The rest.
     pub state: &'a ClientState,
 }
@@ -166,12 +171,14 @@ pub fn session_line(session: &Session, cmd: &str) -> String {
         local: session.local,
         fd: session.socket_fd.unwrap_or(-1),
         created: session.created,
+        shard: session.shard,
         state: &state,
     })
 }
 
-/// Redis 7.0's `catClientInfoString` field order; `qbuf-free`, `argv-mem`, `rbs`, `rbp`,
-/// `multi-mem`, `obl` and `oll` have no counterpart here and read 0.
+/// Redis 7.0's `catClientInfoString` field order, plus `shard=` (the serving shard) last;
+/// `qbuf-free`, `argv-mem`, `rbs`, `rbp`, `multi-mem`, `obl` and `oll` have no counterpart
+/// here and read 0.
 pub fn format_line(f: &LineFields<'_>) -> String {
     let text = |v: &Option<Bytes>| {
         v.as_ref()
@@ -193,7 +200,7 @@ pub fn format_line(f: &LineFields<'_>) -> String {
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={flags} db={} sub=0 psub=0 \
          ssub=0 multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 \
-         omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
+         omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={} shard={}",
         f.id,
         addr(f.peer),
         addr(f.local),
@@ -207,10 +214,11 @@ pub fn format_line(f: &LineFields<'_>) -> String {
         st.omem,
         st.qbuf + st.omem,
         if st.cmd.is_empty() { "NULL" } else { &st.cmd },
-        st.user.as_deref().unwrap_or("default"),
+        st.user.as_deref().unwrap_or(""),
         st.resp,
         text(&st.lib_name),
         text(&st.lib_ver),
+        f.shard,
     )
 }
 
@@ -296,6 +304,7 @@ impl ClientRegistry {
             local: session.local,
             fd: session.socket_fd.unwrap_or(-1),
             created: session.created,
+            shard: session.shard,
             state: RefCell::new(ClientState {
                 name: None,
                 user: None,

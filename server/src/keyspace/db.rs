@@ -69,6 +69,9 @@ pub struct Db {
     bulk_loading: bool,
     /// INFO stats counters of this database.
     stats: KeyspaceStats,
+    /// The command running is a read command: [`Db::get`] counts keyspace hits and misses
+    /// (Redis counts `lookupKeyRead` only).
+    reading: bool,
 }
 
 /// Redis's `keyspace_hits`, `keyspace_misses` and `expired_keys` for one database.
@@ -305,12 +308,19 @@ impl Db {
 
     /// Value of `key`, or `None` if missing or expired.
     pub fn get(&mut self, key: &[u8], now_ms: u64) -> Option<&Value> {
-        self.lookup(key, now_ms, true).map(|e| &e.value)
+        let reading = self.reading;
+        self.lookup(key, now_ms, reading).map(|e| &e.value)
     }
 
     /// This database's INFO stats counters.
     pub fn stats(&self) -> KeyspaceStats {
         self.stats
+    }
+
+    /// Marks the command about to run as a read command (or not), for the keyspace hit and
+    /// miss counters.
+    pub fn set_reading(&mut self, reading: bool) {
+        self.reading = reading;
     }
 
     /// CONFIG RESETSTAT.
