@@ -202,10 +202,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                     self.session.query_buffer_bytes = buffered;
                     if self.shard.info.pause.is_set() {
                         let queued = self.session.transaction.as_ref().map(|t| &t.queued[..]);
+                        let shared = &self.shard.shared;
                         self.shard
                             .info
                             .pause
-                            .wait(|| pause::may_write(&args, queued))
+                            .wait(
+                                || pause::may_write(&args, queued),
+                                || shared.shutdown.is_requested(),
+                            )
                             .await;
                     }
                     let sub = args.get(1).cloned();

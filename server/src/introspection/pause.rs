@@ -83,10 +83,10 @@ impl ClientPause {
     }
 
     /// Waits while a pause holds back a command for which `writes` says whether it may
-    /// write. CLIENT UNPAUSE/PAUSE from the pausing side are not held back under WRITE.
-    pub async fn wait(&self, writes: impl Fn() -> bool) {
+    /// write, or until `stop` (server shutdown) says to go on.
+    pub async fn wait(&self, writes: impl Fn() -> bool, stop: impl Fn() -> bool) {
         while let Some((until, kind)) = self.current() {
-            if kind == PauseKind::Write && !writes() {
+            if (kind == PauseKind::Write && !writes()) || stop() {
                 return;
             }
             let left = until.saturating_duration_since(Instant::now());
