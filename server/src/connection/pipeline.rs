@@ -10,6 +10,7 @@ use bytes::{Bytes, BytesMut};
 
 use crate::aof::SyncPoint;
 use crate::cmd::table::CommandSpec;
+use crate::introspection::clients::CommandName;
 use crate::introspection::command_stats::{is_rejection, CommandStats};
 use crate::resp::{Frame, Protocol};
 
@@ -26,8 +27,8 @@ pub struct Pipeline {
     stats: Rc<CommandStats>,
     /// The command whose replies are being added, since when, and whether it was refused.
     current: Option<(&'static CommandSpec, Instant, bool)>,
-    /// The last command begun (CLIENT LIST `cmd`).
-    last: Option<&'static CommandSpec>,
+    /// The last command begun and its subcommand (CLIENT LIST `cmd`).
+    last: Option<CommandName>,
     /// CLIENT REPLY state.
     reply_mode: ReplyMode,
     /// The replies of the current request are dropped (CLIENT REPLY OFF / SKIP).
@@ -85,15 +86,16 @@ impl Pipeline {
         self.silent = mode != ReplyMode::On;
     }
 
-    /// Starts accounting a call of `spec`: the replies added until [`Pipeline::end_command`]
-    /// are its replies (INFO commandstats).
-    pub fn begin_command(&mut self, spec: &'static CommandSpec) {
+    /// Starts accounting a call of `spec` with arguments `args`: the replies added until
+    /// [`Pipeline::end_command`] are its replies (INFO commandstats).
+    pub fn begin_command(&mut self, spec: &'static CommandSpec, args: &[Bytes]) {
         self.current = Some((spec, Instant::now(), false));
-        self.last = Some(spec);
+        let sub = super::commands::subcommand_name(spec.name, args.get(1).map(|a| &a[..]));
+        self.last = Some((spec.name, sub));
     }
 
-    /// The last command begun, if any.
-    pub fn last_command(&self) -> Option<&'static CommandSpec> {
+    /// The last command begun and its subcommand, if any.
+    pub fn last_command(&self) -> Option<CommandName> {
         self.last
     }
 

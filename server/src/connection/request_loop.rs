@@ -5,7 +5,7 @@
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use futures_channel::oneshot;
 use futures_lite::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
@@ -212,13 +212,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                             )
                             .await;
                     }
-                    let sub = args.get(1).cloned();
                     self.pipeline.start_request();
                     let flow =
                         dispatch::dispatch(self.shard, &mut self.session, args, &mut self.pipeline)
                             .await;
                     self.pipeline.end_command();
-                    self.sync_client(sub);
+                    self.sync_client();
                     if let Flow::Close(reason) = flow {
                         return Err(self.finish(reason).await);
                     }
@@ -265,11 +264,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
     }
 
     /// Copies the session's figures into its CLIENT LIST entry after a command.
-    fn sync_client(&self, sub: Option<Bytes>) {
-        let cmd = self.pipeline.last_command().map(|spec| {
-            crate::connection::commands::command_display_name(spec.name, sub.as_deref())
-        });
-        self.client.sync(&self.session, cmd.as_deref());
+    fn sync_client(&self) {
+        self.client
+            .sync(&self.session, self.pipeline.last_command());
     }
 
     fn account_output(&mut self) {

@@ -15,6 +15,10 @@ use futures_channel::oneshot;
 use crate::connection::Session;
 use crate::resp::Protocol;
 
+/// A command as CLIENT LIST's `cmd` names it: the command and, for a container command
+/// (CLIENT, CONFIG, …), its subcommand.
+pub type CommandName = (&'static str, Option<&'static str>);
+
 /// What CLIENT LIST shows of one connection (Redis's `client` fields we have).
 #[derive(Debug, Clone)]
 pub struct ClientState {
@@ -36,8 +40,8 @@ pub struct ClientState {
     pub qbuf: usize,
     /// Unwritten reply bytes, as of the last command.
     pub omem: usize,
-    /// The last command, `name` or `container|subcommand`.
-    pub cmd: String,
+    /// The last command, `None` before the first.
+    pub cmd: Option<CommandName>,
     /// 2 or 3.
     pub resp: u8,
     /// CLIENT NO-EVICT on.
@@ -66,7 +70,7 @@ pub struct ClientHandle {
 
 impl ClientHandle {
     /// Copies the session's figures after a command whose name was `cmd`.
-    pub fn sync(&self, session: &Session, cmd: Option<&str>) {
+    pub fn sync(&self, session: &Session, cmd: Option<CommandName>) {
         let mut st = self.state.borrow_mut();
         st.last_interaction = session.last_interaction;
         st.db = session.db;
@@ -75,11 +79,8 @@ impl ClientHandle {
         st.omem = session.output_buffer_bytes;
         st.resp = resp(session.protocol);
         st.no_evict = session.no_evict;
-        if let Some(cmd) = cmd {
-            if st.cmd != cmd {
-                st.cmd.clear();
-                st.cmd.push_str(cmd);
-            }
+        if cmd.is_some() {
+            st.cmd = cmd;
         }
         if st.name != session.name {
             st.name.clone_from(&session.name);
@@ -150,7 +151,7 @@ pub struct LineFields<'a> {
 
 /// The session's own line, with `cmd` the command running now (CLIENT INFO, and the
 /// caller's own line in CLIENT LIST).
-pub fn session_line(session: &Session, cmd: &str) -> String {
+pub fn session_line(session: &Session, cmd: CommandName) -> String {
     let state = ClientState {
         name: session.name.clone(),
         user: session.user.clone(),
@@ -161,7 +162,7 @@ pub fn session_line(session: &Session, cmd: &str) -> String {
         multi: multi(session),
         qbuf: session.query_buffer_bytes,
         omem: session.output_buffer_bytes,
-        cmd: cmd.to_owned(),
+        cmd: Some(cmd),
         resp: resp(session.protocol),
         no_evict: session.no_evict,
     };
@@ -213,7 +214,11 @@ pub fn format_line(f: &LineFields<'_>) -> String {
         st.qbuf,
         st.omem,
         st.qbuf + st.omem,
-        if st.cmd.is_empty() { "NULL" } else { &st.cmd },
+        match st.cmd {
+            None => "NULL".to_owned(),
+            Some((name, None)) => name.to_owned(),
+            Some((name, Some(sub))) => format!("{name}|{sub}"),
+        },
         st.user.as_deref().unwrap_or(""),
         st.resp,
         text(&st.lib_name),
@@ -315,7 +320,7 @@ impl ClientRegistry {
                 multi: -1,
                 qbuf: 0,
                 omem: 0,
-                cmd: String::new(),
+                cmd: None,
                 resp: 2,
                 no_evict: false,
             }),

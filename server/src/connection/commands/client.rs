@@ -61,7 +61,7 @@ pub async fn client(
         }),
         b"INFO" => arity(2, "info").unwrap_or_else(|| Frame::Verbatim {
             format: *b"txt",
-            text: Bytes::from(session_line(session, "client|info") + "\n"),
+            text: Bytes::from(session_line(session, ("client", Some("info"))) + "\n"),
         }),
         b"LIST" => client_admin::list(shard, session, &args[2..]).await,
         b"KILL" if args.len() < 3 => {

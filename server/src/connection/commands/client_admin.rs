@@ -64,7 +64,10 @@ pub async fn list(shard: &Rc<Shard>, session: &Session, args: &[Bytes]) -> Frame
         .await;
     let mut lines: Vec<(u64, Bytes)> = Vec::new();
     if own {
-        lines.push((session.id, session_line(session, "client|list").into()));
+        lines.push((
+            session.id,
+            session_line(session, ("client", Some("list"))).into(),
+        ));
     }
     for reply in replies {
         let Frame::Array(items) = reply else {

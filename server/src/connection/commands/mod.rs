@@ -27,7 +27,7 @@ use crate::resp::Frame;
 use crate::shard::Shard;
 
 pub use keyspace_wide::all_shards;
-pub use subcommands::display_name as command_display_name;
+pub use subcommands::name_of as subcommand_name;
 
 /// Executes a command whose routing is `Connection`; arity and authentication were checked.
 pub async fn execute(

@@ -2,8 +2,6 @@
 //! COMMAND INFO / COMMAND LIST report them (`container|subcommand`): arity, flags, key range
 //! and ACL categories. Containers absent from the command table are not shown.
 
-use std::borrow::Cow;
-
 /// One subcommand row.
 #[derive(Debug)]
 pub struct SubcommandSpec {
@@ -205,11 +203,8 @@ pub fn lookup(container: &str, name: &[u8]) -> Option<&'static SubcommandSpec> {
         .find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
 }
 
-/// How CLIENT LIST's `cmd` names a command: `container|subcommand` for a known subcommand,
-/// else the command's name.
-pub fn display_name(container: &'static str, sub: Option<&[u8]>) -> Cow<'static, str> {
-    match sub.and_then(|sub| lookup(container, sub)) {
-        Some(spec) => Cow::Owned(format!("{container}|{}", spec.name)),
-        None => Cow::Borrowed(container),
-    }
+/// The canonical name of subcommand `arg` of `container`, if it is one (CLIENT LIST's
+/// `cmd=container|subcommand`). No allocation.
+pub fn name_of(container: &str, arg: Option<&[u8]>) -> Option<&'static str> {
+    arg.and_then(|arg| lookup(container, arg)).map(|s| s.name)
 }
