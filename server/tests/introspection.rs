@@ -7,22 +7,13 @@ mod common;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{login_plain, RawClient, Server};
+use common::{info_field, login_plain, RawClient, Server};
 use shardline::keyspace::slot::owner_shard;
 
 const ARGS: &[&str] = &["--tls", "off", "--smp", "2"];
 
 fn text(reply: Vec<u8>) -> String {
     String::from_utf8_lossy(&reply).into_owned()
-}
-
-/// The value of `name:` in an INFO reply.
-fn info_field(info: &str, name: &str) -> String {
-    info.lines()
-        .find_map(|line| line.strip_prefix(&format!("{name}:")))
-        .unwrap_or_else(|| panic!("no {name} in {info}"))
-        .trim()
-        .to_string()
 }
 
 /// `(id, shard)` of `client`, from its CLIENT INFO line.

@@ -48,9 +48,29 @@ pub struct ClientState {
     pub no_evict: bool,
 }
 
-/// One registered connection.
-#[derive(Debug)]
-pub struct ClientHandle {
+impl ClientState {
+    /// The session's figures now, `cmd` being its current or last command.
+    fn of(session: &Session, cmd: Option<CommandName>) -> Self {
+        Self {
+            name: session.name.clone(),
+            user: session.user.clone(),
+            lib_name: session.lib_name.clone(),
+            lib_ver: session.lib_ver.clone(),
+            last_interaction: session.last_interaction,
+            db: session.db,
+            multi: multi(session),
+            qbuf: session.query_buffer_bytes,
+            omem: session.output_buffer_bytes,
+            cmd,
+            resp: resp(session.protocol),
+            no_evict: session.no_evict,
+        }
+    }
+}
+
+/// What never changes about a connection.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientIdentity {
     /// CLIENT ID.
     pub id: u64,
     /// The client's address.
@@ -63,6 +83,26 @@ pub struct ClientHandle {
     pub created: Instant,
     /// The shard serving the connection.
     pub shard: usize,
+}
+
+impl ClientIdentity {
+    fn of(session: &Session) -> Self {
+        Self {
+            id: session.id,
+            peer: session.peer,
+            local: session.local,
+            fd: session.socket_fd.unwrap_or(-1),
+            created: session.created,
+            shard: session.shard,
+        }
+    }
+}
+
+/// One registered connection.
+#[derive(Debug)]
+pub struct ClientHandle {
+    /// What never changes.
+    pub identity: ClientIdentity,
     /// Figures as of the last command.
     pub state: RefCell<ClientState>,
     kill: RefCell<Option<oneshot::Sender<()>>>,
@@ -104,16 +144,7 @@ impl ClientHandle {
 
     /// The CLIENT LIST line (without the line end).
     pub fn line(&self) -> String {
-        let st = self.state.borrow();
-        format_line(&LineFields {
-            id: self.id,
-            peer: self.peer,
-            local: self.local,
-            fd: self.fd,
-            created: self.created,
-            shard: self.shard,
-            state: &st,
-        })
+        format_line(&self.identity, &self.state.borrow())
     }
 }
 
@@ -131,63 +162,24 @@ fn resp(protocol: Protocol) -> u8 {
     }
 }
 
-/// The fields of one CLIENT LIST line.
-pub struct LineFields<'a> {
-    /// CLIENT ID.
-    pub id: u64,
-    /// Client address.
-    pub peer: Option<SocketAddr>,
-    /// Our address.
-    pub local: Option<SocketAddr>,
-    /// Socket descriptor.
-    pub fd: i32,
-    /// Accept time.
-    pub created: Instant,
-    /// Serving shard.
-    pub shard: usize,
-    /// The rest.
-    pub state: &'a ClientState,
-}
-
 /// The session's own line, with `cmd` the command running now (CLIENT INFO, and the
 /// caller's own line in CLIENT LIST).
 pub fn session_line(session: &Session, cmd: CommandName) -> String {
-    let state = ClientState {
-        name: session.name.clone(),
-        user: session.user.clone(),
-        lib_name: session.lib_name.clone(),
-        lib_ver: session.lib_ver.clone(),
-        last_interaction: session.last_interaction,
-        db: session.db,
-        multi: multi(session),
-        qbuf: session.query_buffer_bytes,
-        omem: session.output_buffer_bytes,
-        cmd: Some(cmd),
-        resp: resp(session.protocol),
-        no_evict: session.no_evict,
-    };
-    format_line(&LineFields {
-        id: session.id,
-        peer: session.peer,
-        local: session.local,
-        fd: session.socket_fd.unwrap_or(-1),
-        created: session.created,
-        shard: session.shard,
-        state: &state,
-    })
+    format_line(
+        &ClientIdentity::of(session),
+        &ClientState::of(session, Some(cmd)),
+    )
 }
 
 /// Redis 7.0's `catClientInfoString` field order, plus `shard=` (the serving shard) last;
 /// `qbuf-free`, `argv-mem`, `rbs`, `rbp`, `multi-mem`, `obl` and `oll` have no counterpart
 /// here and read 0.
-pub fn format_line(f: &LineFields<'_>) -> String {
+pub fn format_line(f: &ClientIdentity, st: &ClientState) -> String {
     let text = |v: &Option<Bytes>| {
         v.as_ref()
             .map(|b| String::from_utf8_lossy(b).into_owned())
             .unwrap_or_default()
     };
-    let addr = |a: Option<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
-    let st = f.state;
     let mut flags = String::new();
     if st.multi >= 0 {
         flags.push('x');
@@ -203,8 +195,8 @@ pub fn format_line(f: &LineFields<'_>) -> String {
          ssub=0 multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 \
          omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={} shard={}",
         f.id,
-        addr(f.peer),
-        addr(f.local),
+        address(f.peer),
+        address(f.local),
         f.fd,
         text(&st.name),
         f.created.elapsed().as_secs(),
@@ -242,7 +234,10 @@ pub struct Registration<'a> {
 
 impl Drop for Registration<'_> {
     fn drop(&mut self) {
-        self.registry.clients.borrow_mut().remove(&self.handle.id);
+        self.registry
+            .clients
+            .borrow_mut()
+            .remove(&self.handle.identity.id);
     }
 }
 
@@ -264,37 +259,27 @@ pub struct ClientFilter {
     pub none: bool,
 }
 
+fn address(a: Option<SocketAddr>) -> String {
+    a.map(|a| a.to_string()).unwrap_or_default()
+}
+
 impl ClientFilter {
     /// Whether the filter (SKIPME aside) selects the connection of `session`.
     pub fn matches_session(&self, session: &Session) -> bool {
-        let addr = |a: Option<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
-        !self.none
-            && self
-                .ids
-                .as_ref()
-                .is_none_or(|ids| ids.contains(&session.id))
-            && self.addr.as_ref().is_none_or(|a| *a == addr(session.peer))
-            && self
-                .laddr
-                .as_ref()
-                .is_none_or(|a| *a == addr(session.local))
-            && self
-                .user
-                .as_ref()
-                .is_none_or(|u| session.user.as_deref() == Some(u.as_str()))
+        self.selects(&ClientIdentity::of(session), session.user.as_deref())
     }
 
     fn matches(&self, c: &ClientHandle) -> bool {
-        let addr = |a: Option<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
+        self.skip != Some(c.identity.id)
+            && self.selects(&c.identity, c.state.borrow().user.as_deref())
+    }
+
+    fn selects(&self, c: &ClientIdentity, user: Option<&str>) -> bool {
         !self.none
             && self.ids.as_ref().is_none_or(|ids| ids.contains(&c.id))
-            && self.addr.as_ref().is_none_or(|a| *a == addr(c.peer))
-            && self.laddr.as_ref().is_none_or(|a| *a == addr(c.local))
-            && self
-                .user
-                .as_ref()
-                .is_none_or(|u| c.state.borrow().user.as_deref() == Some(u.as_str()))
-            && self.skip != Some(c.id)
+            && self.addr.as_ref().is_none_or(|a| *a == address(c.peer))
+            && self.laddr.as_ref().is_none_or(|a| *a == address(c.local))
+            && self.user.as_ref().is_none_or(|u| user == Some(u.as_str()))
     }
 }
 
@@ -304,26 +289,8 @@ impl ClientRegistry {
     pub fn register(&self, session: &Session) -> (Registration<'_>, oneshot::Receiver<()>) {
         let (sender, receiver) = oneshot::channel();
         let handle = Rc::new(ClientHandle {
-            id: session.id,
-            peer: session.peer,
-            local: session.local,
-            fd: session.socket_fd.unwrap_or(-1),
-            created: session.created,
-            shard: session.shard,
-            state: RefCell::new(ClientState {
-                name: None,
-                user: None,
-                lib_name: None,
-                lib_ver: None,
-                last_interaction: session.last_interaction,
-                db: session.db,
-                multi: -1,
-                qbuf: 0,
-                omem: 0,
-                cmd: None,
-                resp: 2,
-                no_evict: false,
-            }),
+            identity: ClientIdentity::of(session),
+            state: RefCell::new(ClientState::of(session, None)),
             kill: RefCell::new(Some(sender)),
         });
         self.clients
@@ -344,7 +311,7 @@ impl ClientRegistry {
             .borrow()
             .values()
             .filter(|c| filter.matches(c))
-            .map(|c| (c.id, c.line()))
+            .map(|c| (c.identity.id, c.line()))
             .collect()
     }
 

@@ -14,21 +14,6 @@ use crate::introspection::process::{self, cpu_times, human_bytes};
 use crate::resp::Frame;
 use crate::shard::Shard;
 
-/// Redis 7.0's default sections, in output order.
-const DEFAULT_SECTIONS: &[&str] = &[
-    "server",
-    "clients",
-    "memory",
-    "persistence",
-    "stats",
-    "replication",
-    "cpu",
-    "modules",
-    "errorstats",
-    "cluster",
-    "keyspace",
-];
-
 /// Every section, in output order (`all`, `everything`).
 const ALL_SECTIONS: &[&str] = &[
     "server",
@@ -45,23 +30,25 @@ const ALL_SECTIONS: &[&str] = &[
     "keyspace",
 ];
 
+/// The sections `default` (and no argument) leaves out.
+const NOT_DEFAULT: &[&str] = &["commandstats"];
+
+fn is_default(section: &str) -> bool {
+    !NOT_DEFAULT.contains(&section)
+}
+
 /// The sections `args` (after INFO) select, in output order.
 fn selected(args: &[Bytes]) -> Vec<&'static str> {
     let wanted: Vec<String> = args
         .iter()
         .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
         .collect();
-    if wanted.is_empty() {
-        return DEFAULT_SECTIONS.to_vec();
-    }
     let all = wanted.iter().any(|w| w == "all" || w == "everything");
-    let default = wanted.iter().any(|w| w == "default");
+    let default = wanted.is_empty() || wanted.iter().any(|w| w == "default");
     ALL_SECTIONS
         .iter()
         .copied()
-        .filter(|s| {
-            all || (default && DEFAULT_SECTIONS.contains(s)) || wanted.iter().any(|w| w == s)
-        })
+        .filter(|s| all || (default && is_default(s)) || wanted.iter().any(|w| w == s))
         .collect()
 }
 
@@ -385,13 +372,18 @@ mod tests {
 
     #[test]
     fn selection() {
-        assert_eq!(sections(""), DEFAULT_SECTIONS);
-        assert_eq!(sections("default"), DEFAULT_SECTIONS);
+        let default: Vec<&str> = ALL_SECTIONS
+            .iter()
+            .copied()
+            .filter(|s| *s != "commandstats")
+            .collect();
+        assert_eq!(sections(""), default);
+        assert_eq!(sections("default"), default);
         assert_eq!(sections("all"), ALL_SECTIONS);
         assert_eq!(sections("cpu sentinel"), ["cpu"]);
         assert_eq!(sections("commandSTATS"), ["commandstats"]);
         assert_eq!(sections("keyspace CPU"), ["cpu", "keyspace"]);
-        assert_eq!(sections("cpu default"), DEFAULT_SECTIONS);
+        assert_eq!(sections("cpu default"), default);
         assert!(sections("nosuch").is_empty());
     }
 }

@@ -17,7 +17,20 @@ pub struct SubcommandSpec {
     pub acl_categories: &'static [&'static str],
 }
 
+/// A keyless subcommand.
 const fn s(
+    name: &'static str,
+    arity: i32,
+    flags: &'static [&'static str],
+    acl_categories: &'static [&'static str],
+) -> SubcommandSpec {
+    let mut spec = keyed(name, arity, flags, acl_categories);
+    spec.keys = (0, 0, 0);
+    spec
+}
+
+/// A subcommand whose one key is its third argument (`OBJECT ENCODING key`).
+const fn keyed(
     name: &'static str,
     arity: i32,
     flags: &'static [&'static str],
@@ -27,11 +40,12 @@ const fn s(
         name,
         arity,
         flags,
-        keys: (0, 0, 0),
+        keys: (2, 2, 1),
         acl_categories,
     }
 }
 
+const KEYSPACE_READ: &[&str] = &["@keyspace", "@read", "@slow"];
 const ADMIN: &[&str] = &["admin", "noscript", "loading", "stale"];
 const SLOW_CONN: &[&str] = &["@slow", "@connection"];
 const ADMIN_CONN: &[&str] = &["@admin", "@slow", "@dangerous", "@connection"];
@@ -133,45 +147,15 @@ static MEMORY: &[SubcommandSpec] = &[
     s("malloc-stats", 2, &[], &["@slow"]),
     s("purge", 2, &[], &["@slow"]),
     s("stats", 2, &[], &["@slow"]),
-    SubcommandSpec {
-        name: "usage",
-        arity: -3,
-        flags: &["readonly"],
-        keys: (2, 2, 1),
-        acl_categories: &["@read", "@slow"],
-    },
+    keyed("usage", -3, &["readonly"], &["@read", "@slow"]),
 ];
 
 static OBJECT: &[SubcommandSpec] = &[
-    SubcommandSpec {
-        name: "encoding",
-        arity: 3,
-        flags: &["readonly"],
-        keys: (2, 2, 1),
-        acl_categories: &["@keyspace", "@read", "@slow"],
-    },
-    SubcommandSpec {
-        name: "freq",
-        arity: 3,
-        flags: &["readonly"],
-        keys: (2, 2, 1),
-        acl_categories: &["@keyspace", "@read", "@slow"],
-    },
+    keyed("encoding", 3, &["readonly"], KEYSPACE_READ),
+    keyed("freq", 3, &["readonly"], KEYSPACE_READ),
     s("help", 2, LOADING_STALE, &["@keyspace", "@slow"]),
-    SubcommandSpec {
-        name: "idletime",
-        arity: 3,
-        flags: &["readonly"],
-        keys: (2, 2, 1),
-        acl_categories: &["@keyspace", "@read", "@slow"],
-    },
-    SubcommandSpec {
-        name: "refcount",
-        arity: 3,
-        flags: &["readonly"],
-        keys: (2, 2, 1),
-        acl_categories: &["@keyspace", "@read", "@slow"],
-    },
+    keyed("idletime", 3, &["readonly"], KEYSPACE_READ),
+    keyed("refcount", 3, &["readonly"], KEYSPACE_READ),
 ];
 
 static SLOWLOG: &[SubcommandSpec] = &[
