@@ -321,6 +321,14 @@ fn client_reply_off_on_and_skip() {
     );
     c.roundtrip(&[b"CLIENT", b"NO-EVICT", b"on"], b"+OK\r\n");
     assert!(text(c.request(&[b"CLIENT", b"INFO"])).contains(" flags=e "));
+    // RESET turns replies back on and NO-EVICT off.
+    c.send(&[b"CLIENT", b"REPLY", b"OFF"]);
+    c.roundtrip(&[b"RESET"], b"+RESET\r\n");
+    c.roundtrip(
+        &[b"AUTH", b"default", server.password.as_bytes()],
+        b"+OK\r\n",
+    );
+    assert!(text(c.request(&[b"CLIENT", b"INFO"])).contains(" flags=N "));
 }
 
 #[test]

@@ -86,13 +86,14 @@ impl Session {
     }
 
     /// RESET: back to a fresh, unauthenticated RESP2 session on database 0 with the same id
-    /// (Redis 7 `clearClientConnectionState`; every user here has a password, so RESET
-    /// deauthenticates).
+    /// and NO-EVICT off (Redis 7 `clearClientConnectionState`; every user here has a password,
+    /// so RESET deauthenticates). CLIENT REPLY goes back to ON in the connection's pipeline.
     pub fn reset(&mut self) {
         self.db = 0;
         self.user = None;
         self.protocol = Protocol::Resp2;
         self.name = None;
         self.transaction = None;
+        self.no_evict = false;
     }
 }

@@ -51,6 +51,7 @@ pub async fn execute(
         }
         "reset" => {
             session.reset();
+            pipeline.set_reply_mode(super::pipeline::ReplyMode::On);
             Frame::Simple("RESET".into())
         }
         "auth" => match auth::auth(shard, session, &args).await {
