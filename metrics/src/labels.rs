@@ -54,8 +54,10 @@ pub mod close_reason {
     /// Silent since accept (no ClientHello byte), its `--maxclients` place given to a new
     /// connection.
     pub const SILENT_EVICTED: &str = "silent_evicted";
+    /// Closed by CLIENT KILL.
+    pub const KILLED: &str = "killed";
     /// Every value, as exported at zero from the start.
-    pub const ALL: [&str; 10] = [
+    pub const ALL: [&str; 11] = [
         CLIENT_CLOSED,
         QUIT,
         PROTOCOL_ERROR,
@@ -66,6 +68,7 @@ pub mod close_reason {
         SHUTDOWN,
         OUTPUT_BUFFER_LIMIT,
         SILENT_EVICTED,
+        KILLED,
     ];
 }
 

@@ -17,6 +17,7 @@ pub mod connection;
 pub mod cpus;
 pub mod fd_limit;
 pub mod forward;
+pub mod introspection;
 pub mod keyspace;
 pub mod listener;
 pub mod logging;

@@ -4,6 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -65,6 +66,18 @@ pub struct InfoCounters {
     pub commands_processed: Cell<u64>,
     /// Connections refused or shed (login queue timeout, handshake failure).
     pub rejected_connections: Cell<u64>,
+    /// Request bytes read from this shard's connections (INFO `total_net_input_bytes`).
+    pub net_input_bytes: Cell<u64>,
+    /// Reply bytes written (INFO `total_net_output_bytes`).
+    pub net_output_bytes: Cell<u64>,
+    /// Once-a-second samples behind INFO's `instantaneous_*` rates.
+    pub rates: crate::introspection::rates::Rates,
+    /// Calls and error replies per command and error code (INFO commandstats, errorstats).
+    pub calls: Rc<crate::introspection::command_stats::CommandStats>,
+    /// This shard's connections (CLIENT LIST, CLIENT KILL).
+    pub clients: crate::introspection::clients::ClientRegistry,
+    /// CLIENT PAUSE in force on this shard.
+    pub pause: crate::introspection::pause::ClientPause,
 }
 
 /// Everything one shard owns. Lives in an `Rc` on its executor; never crosses threads.

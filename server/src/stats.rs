@@ -1,10 +1,17 @@
 //! Once a second, per shard: read glommio's executor and task-queue statistics (the getters
-//! reset what they read, so this is the only reader) and add the deltas to Prometheus.
+//! reset what they read, so this is the only reader) and add the deltas to Prometheus; sample
+//! the counters behind INFO's instantaneous rates.
 
 use crate::shard::Shard;
 
 /// Reads this shard's executor and queue statistics and exports them.
 pub fn collect(shard: &Shard) {
+    let info = &shard.info;
+    info.rates.sample(
+        info.commands_processed.get(),
+        info.net_input_bytes.get(),
+        info.net_output_bytes.get(),
+    );
     let ex = glommio::executor();
     shard.metrics.record_executor_stats(&ex.executor_stats());
     for (group, handle) in [

@@ -5,7 +5,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{aof_path, login_plain, wait_for, Server};
+use common::{aof_path, info_field, login_plain, wait_for, Server};
 
 const ARGS: &[&str] = &["--tls", "off", "--smp", "2", "--appendfsync", "always"];
 
@@ -112,14 +112,6 @@ fn check_aof_reports_a_truncated_tail() {
     let (ok, text) = check_aof(&[log.as_os_str(), "--fix".as_ref()]);
     assert!(ok, "{text}");
     assert_eq!(std::fs::metadata(&log).unwrap().len() as usize, 2 * RECORD);
-}
-
-fn info_field(info: &str, name: &str) -> String {
-    info.lines()
-        .find_map(|line| line.strip_prefix(&format!("{name}:")))
-        .unwrap_or_else(|| panic!("no {name} in {info}"))
-        .trim()
-        .to_string()
 }
 
 #[test]

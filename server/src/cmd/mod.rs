@@ -48,6 +48,7 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
     if !spec.arity_ok(args.len()) {
         return reply::wrong_arity(spec.name);
     }
+    db.set_reading(spec.has_flag("readonly"));
     let handler: fn(&mut Db, &[Bytes], u64) -> Frame = match spec.name {
         "get" => strings::get,
         "set" => set_cmd::set,

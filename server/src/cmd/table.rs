@@ -227,6 +227,7 @@ static COMMANDS: &[CommandSpec] = &[
     c("info", -1, &["loading", "stale"], K0, Connection, "server", "1.0.0", "Get information and statistics about the server", &["@slow", "@dangerous"]),
     c("config", -2, &[], K0, Connection, "server", "2.0.0", "A container for server configuration commands", &["@slow"]),
     c("command", -1, &["loading", "stale"], K0, Connection, "server", "2.8.13", "Get array of Redis command details", &["@slow", "@connection"]),
+    c("time", 1, &["loading", "stale", "fast"], K0, Connection, "server", "2.6.0", "Return the current server time", &["@fast"]),
     c("debug", -2, &["admin", "noscript", "loading", "stale"], K0, Connection, "server", "1.0.0", "A container for debugging commands", &["@admin", "@slow", "@dangerous"]),
     // scripting: no Lua here (see connection/commands/scripting.rs)
     c("function", -2, &[], K0, Connection, "scripting", "7.0.0", "A container for function commands", &["@slow"]),
@@ -238,6 +239,14 @@ pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
     COMMANDS.iter().find(|spec| {
         spec.name.len() == name.len() && spec.name.as_bytes().eq_ignore_ascii_case(name)
     })
+}
+
+/// Position of `spec` in [`all`], when it is a row of the table: per-command counters (INFO
+/// commandstats) are indexed by it. O(1).
+pub fn index_of(spec: &'static CommandSpec) -> Option<usize> {
+    let offset = (spec as *const CommandSpec as usize).checked_sub(COMMANDS.as_ptr() as usize)?;
+    let index = offset / std::mem::size_of::<CommandSpec>();
+    (index < COMMANDS.len() && std::ptr::eq(&COMMANDS[index], spec)).then_some(index)
 }
 
 /// Every command in the table (COMMAND, COMMAND COUNT, COMMAND DOCS).

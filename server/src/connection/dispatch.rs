@@ -51,6 +51,7 @@ pub async fn dispatch(
         .info
         .commands_processed
         .set(shard.info.commands_processed.get() + 1);
+    pipeline.begin_command(spec, &args);
     if !spec.arity_ok(args.len()) {
         if let Some(txn) = &mut session.transaction {
             txn.aborted = true;

@@ -3,10 +3,15 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
+use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 
 use crate::aof::SyncPoint;
+use crate::cmd::table::CommandSpec;
+use crate::introspection::clients::CommandName;
+use crate::introspection::command_stats::{is_rejection, CommandStats};
 use crate::resp::{Frame, Protocol};
 
 /// A reply not yet known: its frame arrives from another shard.
@@ -18,26 +23,115 @@ pub struct Pipeline {
     queue: VecDeque<(Protocol, Entry)>,
     /// Encoded replies waiting to be written to the socket.
     pub out: BytesMut,
+    /// The shard's INFO commandstats / errorstats, fed by the replies added here.
+    stats: Rc<CommandStats>,
+    /// The command whose replies are being added, since when, and whether it was refused.
+    current: Option<(&'static CommandSpec, Instant, bool)>,
+    /// The last command begun and its subcommand (CLIENT LIST `cmd`).
+    last: Option<CommandName>,
+    /// CLIENT REPLY state.
+    reply_mode: ReplyMode,
+    /// The replies of the current request are dropped (CLIENT REPLY OFF / SKIP).
+    silent: bool,
+}
+
+/// CLIENT REPLY ON | OFF | SKIP (Redis 7.0 `CLIENT_REPLY_OFF` / `CLIENT_REPLY_SKIP`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyMode {
+    /// Every reply is sent.
+    On,
+    /// No reply is sent until CLIENT REPLY ON.
+    Off,
+    /// The reply of the next request is dropped.
+    SkipNext,
 }
 
 enum Entry {
     Ready(Frame),
     Durable(SyncPoint, Frame),
-    Later(LaterReply),
+    Later(LaterReply, Option<&'static CommandSpec>),
     Raw(Bytes),
 }
 
 impl Pipeline {
-    /// An empty pipeline with an output buffer of `capacity` bytes.
-    pub fn with_capacity(capacity: usize) -> Self {
+    /// An empty pipeline with an output buffer of `capacity` bytes, counting its calls and
+    /// error replies into `stats`.
+    pub fn with_capacity(capacity: usize, stats: Rc<CommandStats>) -> Self {
         Self {
             queue: VecDeque::new(),
             out: BytesMut::with_capacity(capacity),
+            stats,
+            current: None,
+            last: None,
+            reply_mode: ReplyMode::On,
+            silent: false,
+        }
+    }
+
+    /// Called before each request: whether its replies are dropped (CLIENT REPLY).
+    pub fn start_request(&mut self) {
+        self.silent = match self.reply_mode {
+            ReplyMode::On => false,
+            ReplyMode::Off => true,
+            ReplyMode::SkipNext => {
+                self.reply_mode = ReplyMode::On;
+                true
+            }
+        };
+    }
+
+    /// CLIENT REPLY: OFF and SKIP drop their own reply, ON sends its `+OK`.
+    pub fn set_reply_mode(&mut self, mode: ReplyMode) {
+        self.reply_mode = mode;
+        self.silent = mode != ReplyMode::On;
+    }
+
+    /// Starts accounting a call of `spec` with arguments `args`: the replies added until
+    /// [`Pipeline::end_command`] are its replies (INFO commandstats).
+    pub fn begin_command(&mut self, spec: &'static CommandSpec, args: &[Bytes]) {
+        self.current = Some((spec, Instant::now(), false));
+        let sub = super::commands::subcommand_name(spec.name, args.get(1).map(|a| &a[..]));
+        self.last = Some((spec.name, sub));
+    }
+
+    /// The last command begun and its subcommand, if any.
+    pub fn last_command(&self) -> Option<CommandName> {
+        self.last
+    }
+
+    /// Ends the call begun by [`Pipeline::begin_command`]: counts it with its time in µs,
+    /// unless it was refused before running.
+    pub fn end_command(&mut self) {
+        if let Some((spec, started, rejected)) = self.current.take() {
+            if !rejected {
+                self.stats
+                    .called(spec, started.elapsed().as_micros() as u64);
+            }
+        }
+    }
+
+    /// Counts an error reply of the current command (or of none: an unknown command).
+    fn count_current_error(&mut self, message: &str) {
+        self.stats.error_reply(message);
+        let Some((spec, _, rejected)) = &mut self.current else {
+            return;
+        };
+        if is_rejection(message) {
+            self.stats.rejected(spec);
+            *rejected = true;
+        } else {
+            self.stats.failed(spec);
         }
     }
 
     /// Adds a reply that is known now.
     pub fn ready(&mut self, protocol: Protocol, frame: Frame) {
+        if let Frame::Error(message) = &frame {
+            self.count_current_error(message);
+        }
+        if self.silent {
+            return;
+        }
         if self.queue.is_empty() {
             frame.encode(protocol, &mut self.out);
         } else {
@@ -48,6 +142,14 @@ impl Pipeline {
     /// Adds a reply computed on this shard that may leave only once `durable` resolves (the
     /// append-only log's signal under `appendfsync always`, see `Shard::durable`).
     pub fn durable(&mut self, protocol: Protocol, frame: Frame, durable: Option<SyncPoint>) {
+        if durable.is_some() {
+            if let Frame::Error(message) = &frame {
+                self.count_current_error(message);
+            }
+        }
+        if self.silent {
+            return;
+        }
         match durable {
             None => self.ready(protocol, frame),
             Some(point) => self
@@ -59,6 +161,9 @@ impl Pipeline {
     /// Adds bytes that are already encoded, e.g. the `*N` header of EXEC's reply whose N
     /// elements follow as their own replies.
     pub fn raw(&mut self, bytes: Bytes) {
+        if self.silent {
+            return;
+        }
         if self.queue.is_empty() {
             self.out.extend_from_slice(&bytes);
         } else {
@@ -69,7 +174,16 @@ impl Pipeline {
 
     /// Adds a reply that another shard will produce.
     pub fn later(&mut self, protocol: Protocol, reply: LaterReply) {
-        self.queue.push_back((protocol, Entry::Later(reply)));
+        if self.silent {
+            // Another shard still runs the command; only its reply is dropped.
+            glommio::spawn_local(async move {
+                reply.await;
+            })
+            .detach();
+            return;
+        }
+        let spec = self.current.map(|(spec, _, _)| spec);
+        self.queue.push_back((protocol, Entry::Later(reply, spec)));
     }
 
     /// Awaits every queued reply and encodes all of them, in order, into `out`.
@@ -81,7 +195,17 @@ impl Pipeline {
                     point.reached().await;
                     frame
                 }
-                Entry::Later(reply) => reply.await,
+                Entry::Later(reply, spec) => {
+                    let frame = reply.await;
+                    if let Frame::Error(message) = &frame {
+                        // Answered by another shard after the call was counted: a failure.
+                        self.stats.error_reply(message);
+                        if let Some(spec) = spec {
+                            self.stats.failed(spec);
+                        }
+                    }
+                    frame
+                }
                 Entry::Raw(bytes) => {
                     self.out.extend_from_slice(&bytes);
                     continue;

@@ -6,6 +6,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
+use futures_channel::oneshot;
 use futures_lite::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use super::dispatch::{self, Flow};
@@ -14,6 +15,8 @@ use super::output_limit::OutputBufferCheck;
 use super::pipeline::Pipeline;
 use super::session::Session;
 use super::{CloseReason, UNAUTHENTICATED_LIMITS};
+use crate::introspection::clients::ClientHandle;
+use crate::introspection::pause;
 use crate::resp::{Frame, RequestLimits, RequestParser};
 use crate::shard::Shard;
 
@@ -24,6 +27,13 @@ const READ_CHUNK: usize = 16 * 1024;
 const WRITE_AHEAD: usize = 64 * 1024;
 /// An output buffer that grew past this is given back to the allocator once it is empty.
 const KEEP_OUTPUT_CAPACITY: usize = 1024 * 1024;
+
+/// What ended a wait of the request loop.
+enum Wake {
+    Stream(StreamEvent),
+    Shutdown,
+    Killed,
+}
 
 /// One connection's buffers and limits.
 struct Connection<'a, S> {
@@ -37,6 +47,10 @@ struct Connection<'a, S> {
     output_check: OutputBufferCheck,
     /// Unwritten reply bytes last added to the shard's `client_output_buffer_bytes`.
     output_reported: usize,
+    /// This connection's entry in the shard's registry (CLIENT LIST).
+    client: Rc<ClientHandle>,
+    /// Resolves when CLIENT KILL selects this connection.
+    killed: oneshot::Receiver<()>,
 }
 
 /// Serves requests on an established stream (TLS or, with `--tls off`, plain TCP) until the
@@ -46,6 +60,7 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let config = &shard.shared.config;
+    let (registration, killed) = shard.info.clients.register(&session);
     let mut conn = Connection {
         shard,
         stream,
@@ -58,11 +73,14 @@ where
             unauthenticated: false,
         },
         input: BytesMut::with_capacity(READ_CHUNK),
-        pipeline: Pipeline::with_capacity(READ_CHUNK),
+        pipeline: Pipeline::with_capacity(READ_CHUNK, Rc::clone(&shard.info.calls)),
         output_check: OutputBufferCheck::new(config.client_output_buffer_limit),
         output_reported: 0,
+        client: Rc::clone(&registration.handle),
+        killed,
     };
     let reason = conn.serve().await;
+    drop(registration);
     conn.account_output();
     let Connection {
         mut stream,
@@ -100,10 +118,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             if self.shard.shared.shutdown.is_requested() {
                 return self.finish(CloseReason::Shutdown).await;
             }
+            if let Ok(Some(())) = self.killed.try_recv() {
+                return self.finish(CloseReason::Killed).await;
+            }
             let mut sent = 0;
+            let killed = &mut self.killed;
             let event = futures_lite::future::or(
                 async {
-                    Some(
+                    Wake::Stream(
                         duplex::write_while_reading(
                             &mut self.stream,
                             &mut self.pipeline.out,
@@ -113,19 +135,35 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                         .await,
                     )
                 },
-                async {
-                    shutdown.as_mut().await;
-                    None
-                },
+                futures_lite::future::or(
+                    async {
+                        shutdown.as_mut().await;
+                        Wake::Shutdown
+                    },
+                    async {
+                        // A dropped sender (never: the registry outlives the loop) is no kill.
+                        match killed.await {
+                            Ok(()) => Wake::Killed,
+                            Err(_) => std::future::pending().await,
+                        }
+                    },
+                ),
             )
             .await;
             self.sent(sent);
+            let event = match event {
+                Wake::Shutdown => return self.finish(CloseReason::Shutdown).await,
+                Wake::Killed => return self.finish(CloseReason::Killed).await,
+                Wake::Stream(event) => event,
+            };
             match event {
-                None => return self.finish(CloseReason::Shutdown).await,
-                Some(StreamEvent::Read(n)) => {
+                StreamEvent::Read(n) => {
                     // Redis's `lastinteraction`: CLIENT LIST `idle` counts from the last read.
                     self.session.last_interaction = Instant::now();
                     self.shard.metrics.bytes_received(n);
+                    let info = &self.shard.info;
+                    info.net_input_bytes
+                        .set(info.net_input_bytes.get() + n as u64);
                     self.input.extend_from_slice(&chunk[..n]);
                     if self.input.len() > self.shard.shared.config.client_query_buffer_limit {
                         return self
@@ -136,10 +174,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                             .await;
                     }
                 }
-                Some(StreamEvent::Flushed) => self.shrink_output(),
+                StreamEvent::Flushed => self.shrink_output(),
                 // Replies to requests sent before a half-close still go out.
-                Some(StreamEvent::Eof) => return self.finish(CloseReason::ClientClosed).await,
-                Some(StreamEvent::Failed) => return CloseReason::IoError,
+                StreamEvent::Eof => return self.finish(CloseReason::ClientClosed).await,
+                StreamEvent::Failed => return CloseReason::IoError,
             }
             if let Err(reason) = self.check_output() {
                 return reason;
@@ -156,13 +194,30 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             } else {
                 &UNAUTHENTICATED_LIMITS
             };
+            // Redis's `qbuf`: the query buffer as the command runs, the command included.
+            let buffered = self.input.len();
             match self.parser.parse(&mut self.input, limits) {
                 Ok(Some(args)) => {
                     self.session.output_buffer_bytes = self.pipeline.out.len();
-                    self.session.query_buffer_bytes = self.input.len();
+                    self.session.query_buffer_bytes = buffered;
+                    if self.shard.info.pause.is_set() {
+                        let queued = self.session.transaction.as_ref().map(|t| &t.queued[..]);
+                        let shared = &self.shard.shared;
+                        self.shard
+                            .info
+                            .pause
+                            .wait(
+                                || pause::may_write(&args, queued),
+                                || shared.shutdown.is_requested(),
+                            )
+                            .await;
+                    }
+                    self.pipeline.start_request();
                     let flow =
                         dispatch::dispatch(self.shard, &mut self.session, args, &mut self.pipeline)
                             .await;
+                    self.pipeline.end_command();
+                    self.sync_client();
                     if let Flow::Close(reason) = flow {
                         return Err(self.finish(reason).await);
                     }
@@ -208,6 +263,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
         Ok(())
     }
 
+    /// Copies the session's figures into its CLIENT LIST entry after a command.
+    fn sync_client(&self) {
+        self.client
+            .sync(&self.session, self.pipeline.last_command());
+    }
+
     fn account_output(&mut self) {
         let pending = self.pipeline.out.len();
         if pending != self.output_reported {
@@ -222,6 +283,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
     fn sent(&self, bytes: usize) {
         if bytes > 0 {
             self.shard.metrics.bytes_sent(bytes);
+            let info = &self.shard.info;
+            info.net_output_bytes
+                .set(info.net_output_bytes.get() + bytes as u64);
         }
     }
 

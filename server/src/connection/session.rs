@@ -58,6 +58,8 @@ pub struct Session {
     /// The cross-shard transaction this connection's commands run in now (during EXEC or a
     /// multi-key command over several shards), whose gates they pass.
     pub txn_scope: Option<TxnId>,
+    /// CLIENT NO-EVICT on (shown as flag `e` in CLIENT LIST).
+    pub no_evict: bool,
 }
 
 impl Session {
@@ -84,6 +86,7 @@ impl Session {
             auth_failures: 0,
             watched: WatchedKeys::default(),
             txn_scope: None,
+            no_evict: false,
         }
     }
 
@@ -93,13 +96,14 @@ impl Session {
     }
 
     /// RESET: back to a fresh, unauthenticated RESP2 session on database 0 with the same id
-    /// (Redis 7 `clearClientConnectionState`; every user here has a password, so RESET
-    /// deauthenticates).
+    /// and NO-EVICT off (Redis 7 `clearClientConnectionState`; every user here has a password,
+    /// so RESET deauthenticates). CLIENT REPLY goes back to ON in the connection's pipeline.
     pub fn reset(&mut self) {
         self.db = 0;
         self.user = None;
         self.protocol = Protocol::Resp2;
         self.name = None;
         self.transaction = None;
+        self.no_evict = false;
     }
 }

@@ -70,6 +70,22 @@ pub struct Db {
     bulk_loading: bool,
     /// Keys some connection WATCHes, with their modification counts.
     watches: WatchTable,
+    /// INFO stats counters of this database.
+    stats: KeyspaceStats,
+    /// The command running is a read command: [`Db::get`] counts keyspace hits and misses
+    /// (Redis counts `lookupKeyRead` only).
+    reading: bool,
+}
+
+/// Redis's `keyspace_hits`, `keyspace_misses` and `expired_keys` for one database.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct KeyspaceStats {
+    /// Reads ([`Db::get`]) that found their key.
+    pub hits: u64,
+    /// Reads that did not.
+    pub misses: u64,
+    /// Keys deleted because their deadline passed (on access or by the sweep).
+    pub expired: u64,
 }
 
 /// The fixed 48-bit scan position of `key`.
@@ -257,6 +273,11 @@ impl Db {
 
     /// The live entry of `key`, deleting it first if it has expired.
     fn live(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
+        self.lookup(key, now_ms, false)
+    }
+
+    /// [`Db::live`], counting a keyspace hit or miss when `read` (Redis `lookupKeyRead`).
+    fn lookup(&mut self, key: &[u8], now_ms: u64, read: bool) -> Option<&mut Entry> {
         if self.snapshot.is_some() && self.map.get(key).is_some_and(|e| e.is_expired(now_ms)) {
             self.before_change(key);
         }
@@ -275,16 +296,41 @@ impl Db {
                 if let Some(expired) = &mut self.expired {
                     expired.push(k);
                 }
+                self.stats.expired += 1;
+                self.stats.misses += u64::from(read);
                 None
             }
-            EntryRef::Occupied(o) => Some(o.into_mut()),
-            EntryRef::Vacant(_) => None,
+            EntryRef::Occupied(o) => {
+                self.stats.hits += u64::from(read);
+                Some(o.into_mut())
+            }
+            EntryRef::Vacant(_) => {
+                self.stats.misses += u64::from(read);
+                None
+            }
         }
     }
 
     /// Value of `key`, or `None` if missing or expired.
     pub fn get(&mut self, key: &[u8], now_ms: u64) -> Option<&Value> {
-        self.live(key, now_ms).map(|e| &e.value)
+        let reading = self.reading;
+        self.lookup(key, now_ms, reading).map(|e| &e.value)
+    }
+
+    /// This database's INFO stats counters.
+    pub fn stats(&self) -> KeyspaceStats {
+        self.stats
+    }
+
+    /// Marks the command about to run as a read command (or not), for the keyspace hit and
+    /// miss counters.
+    pub fn set_reading(&mut self, reading: bool) {
+        self.reading = reading;
+    }
+
+    /// CONFIG RESETSTAT.
+    pub fn reset_stats(&mut self) {
+        self.stats = KeyspaceStats::default();
     }
 
     /// Mutable value of `key`. A caller that empties a collection must call
@@ -532,6 +578,7 @@ impl Db {
             if let Some(expired) = &mut self.expired {
                 expired.push(key);
             }
+            self.stats.expired += 1;
             removed += 1;
         }
         removed

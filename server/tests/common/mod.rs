@@ -663,6 +663,11 @@ pub fn mset_batches(client: &mut RawClient, prefix: &str, batches: usize, value:
 /// The value of field `name` in `client`'s `INFO persistence` reply.
 pub fn persistence_field(client: &mut RawClient, name: &str) -> String {
     let info = String::from_utf8_lossy(&client.request(&[b"INFO", b"persistence"])).into_owned();
+    info_field(&info, name)
+}
+
+/// The value of field `name:` in an INFO reply; panics when it has none.
+pub fn info_field(info: &str, name: &str) -> String {
     info.lines()
         .find_map(|line| line.strip_prefix(&format!("{name}:")))
         .unwrap_or_else(|| panic!("no {name} in {info}"))

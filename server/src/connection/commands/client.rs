@@ -1,13 +1,25 @@
-//! CLIENT ID / SETNAME / GETNAME / SETINFO / INFO (Redis 7).
+//! CLIENT ID / SETNAME / GETNAME / SETINFO / INFO / LIST / KILL / NO-EVICT / PAUSE /
+//! UNPAUSE / REPLY (Redis 7.0 networking.c `clientCommand`). LIST, KILL, PAUSE and UNPAUSE
+//! reach the connections of every shard.
+
+use std::rc::Rc;
 
 use bytes::Bytes;
 
+use super::client_admin;
+use crate::connection::pipeline::{Pipeline, ReplyMode};
 use crate::connection::session::Session;
-use crate::resp::{Frame, Protocol};
+use crate::introspection::clients::session_line;
+use crate::resp::Frame;
 use crate::shard::Shard;
 
 /// Dispatches `CLIENT <subcommand> …`.
-pub fn client(_shard: &Shard, session: &mut Session, args: &[Bytes]) -> Frame {
+pub async fn client(
+    shard: &Rc<Shard>,
+    session: &mut Session,
+    args: &[Bytes],
+    pipeline: &mut Pipeline,
+) -> Frame {
     let sub = args[1].to_ascii_uppercase();
     let arity = |expected: usize, name: &str| {
         (args.len() != expected).then(|| {
@@ -49,7 +61,38 @@ pub fn client(_shard: &Shard, session: &mut Session, args: &[Bytes]) -> Frame {
         }),
         b"INFO" => arity(2, "info").unwrap_or_else(|| Frame::Verbatim {
             format: *b"txt",
-            text: Bytes::from(client_info_line(session)),
+            text: Bytes::from(session_line(session, ("client", Some("info"))) + "\n"),
+        }),
+        b"LIST" => client_admin::list(shard, session, &args[2..]).await,
+        b"KILL" if args.len() < 3 => {
+            Frame::error("ERR wrong number of arguments for 'client|kill' command")
+        }
+        b"KILL" => client_admin::kill(shard, session, &args[2..]).await,
+        b"PAUSE" if args.len() < 3 || args.len() > 4 => {
+            Frame::error("ERR wrong number of arguments for 'client|pause' command")
+        }
+        b"PAUSE" => client_admin::pause(shard, &args[2..]).await,
+        b"UNPAUSE" => match arity(2, "unpause") {
+            Some(err) => err,
+            None => client_admin::unpause(shard).await,
+        },
+        b"NO-EVICT" => arity(3, "no-evict").unwrap_or_else(|| {
+            match args[2].to_ascii_lowercase().as_slice() {
+                b"on" => session.no_evict = true,
+                b"off" => session.no_evict = false,
+                _ => return Frame::error("ERR syntax error"),
+            }
+            Frame::ok()
+        }),
+        b"REPLY" => arity(3, "reply").unwrap_or_else(|| {
+            let mode = match args[2].to_ascii_lowercase().as_slice() {
+                b"on" => ReplyMode::On,
+                b"off" => ReplyMode::Off,
+                b"skip" => ReplyMode::SkipNext,
+                _ => return Frame::error("ERR syntax error"),
+            };
+            pipeline.set_reply_mode(mode);
+            Frame::ok()
         }),
         b"HELP" => Frame::Array(
             [
@@ -57,8 +100,17 @@ pub fn client(_shard: &Shard, session: &mut Session, args: &[Bytes]) -> Frame {
                 "GETNAME",
                 "ID",
                 "INFO",
+                "KILL <ip:port>",
+                "KILL <option> <value> [<option> <value> [...]]",
+                "    ID <client-id> | TYPE normal | USER <username> | ADDR <ip:port> |",
+                "    LADDR <ip:port> | SKIPME (YES|NO)",
+                "LIST [TYPE normal] [ID <client-id> [<client-id> ...]]",
+                "NO-EVICT (ON|OFF)",
+                "PAUSE <timeout> [WRITE|ALL]",
+                "REPLY (ON|OFF|SKIP)",
                 "SETINFO <option> <value>",
                 "SETNAME <name>",
+                "UNPAUSE",
             ]
             .iter()
             .map(|s| Frame::Simple((*s).into()))
@@ -90,38 +142,4 @@ fn validate_info_value(value: &[u8]) -> Result<(), Frame> {
             "ERR lib-name and lib-ver cannot contain spaces, newlines or special characters.",
         ))
     }
-}
-
-/// One line in Redis's CLIENT INFO / CLIENT LIST format (the fields we track), plus `shard`.
-pub fn client_info_line(session: &Session) -> String {
-    let text = |v: &Option<Bytes>| {
-        v.as_ref()
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .unwrap_or_default()
-    };
-    let addr = |a: Option<std::net::SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
-    format!(
-        "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 \
-         multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} \
-         tot-mem={} events=r cmd=client|info user={} redir=-1 resp={} lib-name={} lib-ver={} \
-         shard={}\n",
-        session.id,
-        addr(session.peer),
-        addr(session.local),
-        text(&session.name),
-        session.created.elapsed().as_secs(),
-        session.last_interaction.elapsed().as_secs(),
-        session.db,
-        session.query_buffer_bytes,
-        session.output_buffer_bytes,
-        session.query_buffer_bytes + session.output_buffer_bytes,
-        session.user.as_deref().unwrap_or(""),
-        match session.protocol {
-            Protocol::Resp2 => 2,
-            Protocol::Resp3 => 3,
-        },
-        text(&session.lib_name),
-        text(&session.lib_ver),
-        session.shard,
-    )
 }

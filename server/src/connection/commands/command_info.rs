@@ -1,29 +1,50 @@
-//! COMMAND, COMMAND COUNT, COMMAND INFO, COMMAND DOCS (Redis 7 reply shapes), generated from
-//! the command table. redis-cli sends `COMMAND DOCS` on start for its hints.
+//! COMMAND, COMMAND COUNT | INFO | DOCS | LIST [FILTERBY …] | GETKEYS | GETKEYSANDFLAGS
+//! (Redis 7.0 reply shapes), generated from the command table and the subcommand table of
+//! [`super::subcommands`]. redis-cli sends `COMMAND DOCS` on start for its hints.
 
 use bytes::Bytes;
 
+use super::subcommands::{self, SubcommandSpec};
 use crate::cmd::table::{self, CommandSpec};
+use crate::keyspace::glob::string_match;
 use crate::resp::Frame;
 
-/// Dispatches `COMMAND [COUNT | INFO name… | DOCS name… | LIST]`.
+/// Dispatches `COMMAND [subcommand …]`.
 pub fn command(args: &[Bytes]) -> Frame {
     let Some(sub) = args.get(1).map(|s| s.to_ascii_uppercase()) else {
         return Frame::Array(table::all().iter().map(info_entry).collect());
     };
+    let arity = |name: &str| {
+        Frame::error(format!(
+            "ERR wrong number of arguments for 'command|{name}' command"
+        ))
+    };
     match sub.as_slice() {
-        b"COUNT" if args.len() > 2 => {
-            Frame::error("ERR wrong number of arguments for 'command|count' command")
-        }
+        b"COUNT" if args.len() > 2 => arity("count"),
         b"COUNT" => Frame::Integer(table::all().len() as i64),
-        b"LIST" => Frame::Array(table::all().iter().map(|s| bulk(s.name)).collect()),
+        b"LIST" => list(&args[2..]),
         b"INFO" if args.len() == 2 => Frame::Array(table::all().iter().map(info_entry).collect()),
-        b"INFO" => Frame::Array(
-            args[2..]
-                .iter()
-                .map(|name| table::lookup(name).map(info_entry).unwrap_or(Frame::Null))
-                .collect(),
-        ),
+        b"INFO" => Frame::Array(args[2..].iter().map(|name| info_by_name(name)).collect()),
+        b"GETKEYS" | b"GETKEYSANDFLAGS" if args.len() < 3 => {
+            arity(&String::from_utf8_lossy(&sub).to_ascii_lowercase())
+        }
+        b"GETKEYS" => match keys_of(&args[2..]) {
+            Ok(keys) => Frame::Array(keys.into_iter().map(|(k, _)| Frame::Bulk(k)).collect()),
+            Err(err) => err,
+        },
+        b"GETKEYSANDFLAGS" => match keys_of(&args[2..]) {
+            Ok(keys) => Frame::Array(
+                keys.into_iter()
+                    .map(|(k, flags)| {
+                        Frame::Array(vec![
+                            Frame::Bulk(k),
+                            Frame::Set(flags.iter().map(|f| Frame::Simple((*f).into())).collect()),
+                        ])
+                    })
+                    .collect(),
+            ),
+            Err(err) => err,
+        },
         b"DOCS" => {
             let specs: Vec<&CommandSpec> = if args.len() == 2 {
                 table::all().iter().collect()
@@ -37,6 +58,22 @@ pub fn command(args: &[Bytes]) -> Frame {
                     .collect(),
             )
         }
+        b"HELP" => Frame::Array(
+            [
+                "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "(no subcommand)",
+                "COUNT",
+                "DOCS [<command-name> ...]",
+                "GETKEYS <full-command>",
+                "GETKEYSANDFLAGS <full-command>",
+                "INFO [<command-name> ...]",
+                "LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]",
+                "HELP",
+            ]
+            .iter()
+            .map(|s| Frame::Simple((*s).into()))
+            .collect(),
+        ),
         _ => Frame::error(format!(
             "ERR unknown subcommand '{}'. Try COMMAND HELP.",
             String::from_utf8_lossy(&args[1])
@@ -44,35 +81,204 @@ pub fn command(args: &[Bytes]) -> Frame {
     }
 }
 
+/// `COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN glob]`: commands and
+/// `container|subcommand` names. No module is loaded here, so MODULE matches nothing.
+fn list(args: &[Bytes]) -> Frame {
+    enum Filter<'a> {
+        All,
+        Module,
+        AclCategory(&'a [u8]),
+        Pattern(&'a [u8]),
+    }
+    let filter = match args {
+        [] => Filter::All,
+        [by, kind, value] if by.eq_ignore_ascii_case(b"filterby") => {
+            match kind.to_ascii_lowercase().as_slice() {
+                b"module" => Filter::Module,
+                b"aclcat" => Filter::AclCategory(value),
+                b"pattern" => Filter::Pattern(value),
+                _ => return Frame::error("ERR syntax error"),
+            }
+        }
+        _ => return Frame::error("ERR syntax error"),
+    };
+    let mut names = Vec::new();
+    for spec in table::all() {
+        let rows = std::iter::once((spec.name.to_owned(), spec.acl_categories)).chain(
+            subcommands::of(spec.name)
+                .iter()
+                .map(|s| (format!("{}|{}", spec.name, s.name), s.acl_categories)),
+        );
+        for (name, categories) in rows {
+            let keep = match filter {
+                Filter::All => true,
+                Filter::Module => false,
+                Filter::AclCategory(cat) => categories
+                    .iter()
+                    .any(|c| c.as_bytes()[1..].eq_ignore_ascii_case(cat)),
+                Filter::Pattern(glob) => string_match(glob, name.as_bytes(), true),
+            };
+            if keep {
+                names.push(Frame::Bulk(Bytes::from(name)));
+            }
+        }
+    }
+    Frame::Array(names)
+}
+
+/// COMMAND INFO of `name` or `container|subcommand`; null when unknown.
+fn info_by_name(name: &[u8]) -> Frame {
+    let mut parts = name.splitn(3, |&b| b == b'|');
+    let (Some(first), second, third) = (parts.next(), parts.next(), parts.next()) else {
+        return Frame::Null;
+    };
+    let Some(spec) = table::lookup(first) else {
+        return Frame::Null;
+    };
+    match (second, third) {
+        (None, _) => info_entry(spec),
+        (Some(sub), None) => subcommands::lookup(spec.name, sub)
+            .map(|s| sub_entry(spec, s))
+            .unwrap_or(Frame::Null),
+        _ => Frame::Null,
+    }
+}
+
 fn bulk(text: &str) -> Frame {
     Frame::Bulk(Bytes::copy_from_slice(text.as_bytes()))
+}
+
+fn simple_set(items: &[&str]) -> Frame {
+    Frame::Set(items.iter().map(|f| Frame::Simple((*f).into())).collect())
 }
 
 /// `[name, arity, flags, first key, last key, step, acl categories, tips, key specs,
 /// subcommands]`.
 fn info_entry(spec: &CommandSpec) -> Frame {
+    let keys = (spec.first_key, spec.last_key, spec.key_step);
     Frame::Array(vec![
         bulk(spec.name),
         Frame::Integer(spec.arity as i64),
-        Frame::Set(
-            spec.flags
-                .iter()
-                .map(|f| Frame::Simple((*f).into()))
-                .collect(),
-        ),
+        simple_set(spec.flags),
         Frame::Integer(spec.first_key as i64),
         Frame::Integer(spec.last_key as i64),
         Frame::Integer(spec.key_step as i64),
-        Frame::Set(
-            spec.acl_categories
+        simple_set(spec.acl_categories),
+        Frame::Set(Vec::new()),
+        key_specs(keys, key_flags(spec.name, spec.flags)),
+        Frame::Array(
+            subcommands::of(spec.name)
                 .iter()
-                .map(|c| Frame::Simple((*c).into()))
+                .map(|s| sub_entry(spec, s))
                 .collect(),
         ),
+    ])
+}
+
+fn sub_entry(container: &CommandSpec, sub: &SubcommandSpec) -> Frame {
+    Frame::Array(vec![
+        bulk(&format!("{}|{}", container.name, sub.name)),
+        Frame::Integer(sub.arity as i64),
+        simple_set(sub.flags),
+        Frame::Integer(sub.keys.0 as i64),
+        Frame::Integer(sub.keys.1 as i64),
+        Frame::Integer(sub.keys.2 as i64),
+        simple_set(sub.acl_categories),
         Frame::Set(Vec::new()),
-        Frame::Array(Vec::new()),
+        key_specs(sub.keys, &["RO"]),
         Frame::Array(Vec::new()),
     ])
+}
+
+/// Redis 7 key specs for a plain `first..last step` key range: one spec, `begin_search`
+/// by index, `find_keys` by range; none when the command has no keys.
+fn key_specs(keys: (i32, i32, i32), flags: &[&str]) -> Frame {
+    let (first, last, step) = keys;
+    if first == 0 {
+        return Frame::Array(Vec::new());
+    }
+    let last_key = if last < 0 { last } else { last - first };
+    let map = |pairs: Vec<(&str, Frame)>| {
+        Frame::Map(pairs.into_iter().map(|(k, v)| (bulk(k), v)).collect())
+    };
+    Frame::Array(vec![map(vec![
+        ("flags", simple_set(flags)),
+        (
+            "begin_search",
+            map(vec![
+                ("type", bulk("index")),
+                ("spec", map(vec![("index", Frame::Integer(first as i64))])),
+            ]),
+        ),
+        (
+            "find_keys",
+            map(vec![
+                ("type", bulk("range")),
+                (
+                    "spec",
+                    map(vec![
+                        ("lastkey", Frame::Integer(last_key as i64)),
+                        ("keystep", Frame::Integer(step as i64)),
+                        ("limit", Frame::Integer(0)),
+                    ]),
+                ),
+            ]),
+        ),
+    ])])
+}
+
+/// Redis 7 key-spec flags of the commands served here (`OW`/`RW`/`RO`/`RM` plus the
+/// logical `access`/`update`/`insert`/`delete`), as COMMAND GETKEYSANDFLAGS reports them.
+fn key_flags(name: &str, flags: &[&str]) -> &'static [&'static str] {
+    match name {
+        "set" | "mset" | "setex" | "psetex" => &["OW", "update"],
+        "del" | "unlink" => &["RM", "delete"],
+        "getdel" | "lpop" | "rpop" | "spop" => &["RW", "access", "delete"],
+        "lpush" | "rpush" | "lpushx" | "rpushx" | "sadd" | "linsert" | "append" | "setnx"
+        | "hsetnx" => &["RW", "insert"],
+        "exists" | "type" | "ttl" | "pttl" | "expiretime" | "pexpiretime" | "strlen" | "llen"
+        | "hlen" | "scard" | "hexists" | "hstrlen" => &["RO"],
+        "expire" | "pexpire" | "expireat" | "pexpireat" | "persist" | "move" | "lrem" | "ltrim"
+        | "hdel" | "srem" | "hset" | "hmset" => &["RW", "update"],
+        _ if flags.contains(&"readonly") => &["RO", "access"],
+        _ => &["RW", "access", "update"],
+    }
+}
+
+/// Keys of a full command line (`COMMAND GETKEYS`), with their key-spec flags. Errors as
+/// Redis 7.0 `commandGetKeys`.
+fn keys_of(line: &[Bytes]) -> Result<Vec<(Bytes, &'static [&'static str])>, Frame> {
+    let invalid = || Frame::error("ERR Invalid command specified");
+    let spec = table::lookup(&line[0]).ok_or_else(invalid)?;
+    let (arity, keys, flags) = match subcommands::of(spec.name) {
+        [] => (
+            spec.arity,
+            (spec.first_key, spec.last_key, spec.key_step),
+            key_flags(spec.name, spec.flags),
+        ),
+        _ => {
+            let sub = line
+                .get(1)
+                .and_then(|s| subcommands::lookup(spec.name, s))
+                .ok_or_else(invalid)?;
+            (sub.arity, sub.keys, &["RO"][..])
+        }
+    };
+    let argc = line.len() as i32;
+    if (arity > 0 && argc != arity) || argc < -arity {
+        return Err(Frame::error(
+            "ERR Invalid number of arguments specified for command",
+        ));
+    }
+    let (first, last, step) = keys;
+    if first == 0 {
+        return Err(Frame::error("ERR The command has no key arguments"));
+    }
+    let last = if last < 0 { argc + last } else { last };
+    Ok((first..=last.min(argc - 1))
+        .step_by(step.max(1) as usize)
+        .map(|i| (line[i as usize].clone(), flags))
+        .collect())
 }
 
 fn docs_entry(spec: &CommandSpec) -> Frame {
@@ -81,4 +287,64 @@ fn docs_entry(spec: &CommandSpec) -> Frame {
         (bulk("since"), bulk(spec.since)),
         (bulk("group"), bulk(spec.group)),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<Bytes> {
+        line.split(' ')
+            .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+            .collect()
+    }
+
+    #[test]
+    fn getkeys() {
+        assert_eq!(
+            command(&args("COMMAND GETKEYS mset a 1 b 2")),
+            Frame::Array(vec![Frame::Bulk("a".into()), Frame::Bulk("b".into())])
+        );
+        assert_eq!(
+            command(&args("COMMAND GETKEYS nosuch a")),
+            Frame::error("ERR Invalid command specified")
+        );
+        assert_eq!(
+            command(&args("COMMAND GETKEYS get")),
+            Frame::error("ERR Invalid number of arguments specified for command")
+        );
+        assert_eq!(
+            command(&args("COMMAND GETKEYS ping")),
+            Frame::error("ERR The command has no key arguments")
+        );
+    }
+
+    #[test]
+    fn list_filters() {
+        let names = |frame: Frame| match frame {
+            Frame::Array(items) => items
+                .into_iter()
+                .filter_map(|f| match f {
+                    Frame::Bulk(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>(),
+            _ => Vec::new(),
+        };
+        assert_eq!(
+            names(command(&args("COMMAND LIST FILTERBY PATTERN get"))),
+            ["get"]
+        );
+        let config = names(command(&args("COMMAND LIST FILTERBY PATTERN config|*re*")));
+        assert!(config.contains(&"config|resetstat".to_string()));
+        assert!(names(command(&args("COMMAND LIST"))).contains(&"client|list".to_string()));
+        assert_eq!(
+            command(&args("COMMAND LIST FILTERBY bad x")),
+            Frame::error("ERR syntax error")
+        );
+        assert_eq!(
+            command(&args("COMMAND LIST bad")),
+            Frame::error("ERR syntax error")
+        );
+    }
 }

@@ -1,35 +1,55 @@
-//! INFO [section …]: server, clients, stats, persistence, keyspace (Redis 7 field names),
-//! gathered from every shard.
+//! INFO [section …] with Redis 7.0's sections, field names and section selection
+//! (server.c `genRedisInfoString`): `default` (also no argument), `all` (default plus
+//! commandstats), `everything`, or any list of section names, case-insensitively. Figures come
+//! from every shard ([`super::info_figures`]).
 
+use std::fmt::Write as _;
 use std::rc::Rc;
+use std::sync::OnceLock;
 
 use bytes::Bytes;
 
-use crate::connection::session::Session;
+use super::info_figures::{gather, Figures};
+use crate::introspection::process::{self, cpu_times, human_bytes};
 use crate::resp::Frame;
 use crate::shard::Shard;
 
-/// Counters of one shard, gathered for INFO.
-#[derive(Debug, Default, Clone, Copy)]
-struct ShardFigures {
-    keys: i64,
-    expires: i64,
-    connections_received: i64,
-    connected_clients: i64,
-    commands_processed: i64,
-    rejected_connections: i64,
-    aof_current_size: i64,
-    aof_base_size: i64,
-    aof_buffer_length: i64,
-    aof_write_failed: i64,
-    aof_changes: i64,
-    /// Seconds the rewrite in progress has run, -1 when none.
-    rewrite_running_s: i64,
-    rewrite_failed: i64,
-    rewrites: i64,
-    last_rewrite_s: i64,
-    last_rewrite_unix: i64,
-    rewrite_requested: i64,
+/// Every section, in output order (`all`, `everything`).
+const ALL_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "commandstats",
+    "errorstats",
+    "cluster",
+    "keyspace",
+];
+
+/// The sections `default` (and no argument) leaves out.
+const NOT_DEFAULT: &[&str] = &["commandstats"];
+
+fn is_default(section: &str) -> bool {
+    !NOT_DEFAULT.contains(&section)
+}
+
+/// The sections `args` (after INFO) select, in output order.
+fn selected(args: &[Bytes]) -> Vec<&'static str> {
+    let wanted: Vec<String> = args
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
+        .collect();
+    let all = wanted.iter().any(|w| w == "all" || w == "everything");
+    let default = wanted.is_empty() || wanted.iter().any(|w| w == "default");
+    ALL_SECTIONS
+        .iter()
+        .copied()
+        .filter(|s| all || (default && is_default(s)) || wanted.iter().any(|w| w == s))
+        .collect()
 }
 
 /// The Unix time (s) the server started, when every shard's log was replayed.
@@ -42,100 +62,36 @@ fn start_unix(shard: &Shard) -> i64 {
 /// or automatic) on any shard, else the start.
 pub async fn last_save(shard: &Rc<Shard>) -> Frame {
     let figures = gather(shard).await;
-    let last = figures
-        .iter()
-        .map(|f| f.last_rewrite_unix)
-        .max()
-        .unwrap_or(0);
-    Frame::Integer(last.max(start_unix(shard)))
+    Frame::Integer(figures.total.last_rewrite_unix.max(start_unix(shard)))
 }
 
-/// Renders the requested sections (`default`/`all`/`everything` or none = all five).
-pub async fn info(shard: &Rc<Shard>, _session: &Session, args: &[Bytes]) -> Frame {
-    let wanted: Vec<String> = args[1..]
-        .iter()
-        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
-        .collect();
-    let all = wanted.is_empty()
-        || wanted
-            .iter()
-            .any(|w| matches!(w.as_str(), "all" | "default" | "everything"));
-    let want = |name: &str| all || wanted.iter().any(|w| w == name);
-
-    let figures = gather(shard).await;
-    let start = ShardFigures {
-        rewrite_running_s: -1,
-        last_rewrite_s: -1,
-        ..ShardFigures::default()
+/// Renders the selected sections.
+pub async fn info(shard: &Rc<Shard>, args: &[Bytes]) -> Frame {
+    let sections = selected(&args[1..]);
+    let figures = if sections.is_empty() {
+        Figures::default()
+    } else {
+        gather(shard).await
     };
-    let total = figures.iter().fold(start, |acc, f| ShardFigures {
-        keys: acc.keys + f.keys,
-        expires: acc.expires + f.expires,
-        connections_received: acc.connections_received + f.connections_received,
-        connected_clients: acc.connected_clients + f.connected_clients,
-        commands_processed: acc.commands_processed + f.commands_processed,
-        rejected_connections: acc.rejected_connections + f.rejected_connections,
-        aof_current_size: acc.aof_current_size + f.aof_current_size,
-        aof_base_size: acc.aof_base_size + f.aof_base_size,
-        aof_buffer_length: acc.aof_buffer_length + f.aof_buffer_length,
-        aof_write_failed: acc.aof_write_failed + f.aof_write_failed,
-        aof_changes: acc.aof_changes + f.aof_changes,
-        rewrite_running_s: acc.rewrite_running_s.max(f.rewrite_running_s),
-        rewrite_failed: acc.rewrite_failed + f.rewrite_failed,
-        rewrites: acc.rewrites + f.rewrites,
-        last_rewrite_s: acc.last_rewrite_s.max(f.last_rewrite_s),
-        last_rewrite_unix: acc.last_rewrite_unix.max(f.last_rewrite_unix),
-        rewrite_requested: acc.rewrite_requested + f.rewrite_requested,
-    });
-    let shared = &shard.shared;
     let mut text = String::new();
-    if want("server") {
-        let uptime = shared.started.elapsed().as_secs();
-        text.push_str(&format!(
-            "# Server\r\nredis_version:{}\r\nshardline_version:{}\r\nredis_mode:standalone\r\n\
-             os:{}\r\narch_bits:64\r\nmultiplexing_api:io_uring\r\nprocess_id:{}\r\n\
-             tcp_port:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\n\
-             shards:{}\r\nhash_mode:{}\r\ntask_quota_ms:{}\r\n\r\n",
-            crate::REDIS_COMPAT_VERSION,
-            env!("CARGO_PKG_VERSION"),
-            std::env::consts::OS,
-            std::process::id(),
-            shared.bound.port(),
-            uptime / 86_400,
-            shard.nr_shards,
-            shared.config.hash_mode,
-            shared.config.task_quota_ms,
-        ));
-    }
-    if want("clients") {
-        text.push_str(&format!(
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\n\r\n",
-            total.connected_clients,
-            shared.clients.max()
-        ));
-    }
-    if want("stats") {
-        text.push_str(&format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
-             rejected_connections:{}\r\n\r\n",
-            total.connections_received, total.commands_processed, total.rejected_connections
-        ));
-    }
-    if want("persistence") {
-        persistence(&mut text, shard, &total);
-    }
-    if want("keyspace") {
-        text.push_str("# Keyspace\r\n");
-        for (index, (keys, expires)) in keyspace(shard).await.into_iter().enumerate() {
-            if keys > 0 {
-                text.push_str(&format!(
-                    "db{index}:keys={keys},expires={expires},avg_ttl=0\r\n"
-                ));
-            }
+    for section in sections {
+        if !text.is_empty() {
+            text.push_str("\r\n");
         }
-    }
-    while text.ends_with("\r\n\r\n") {
-        text.truncate(text.len() - 2);
+        match section {
+            "server" => server(&mut text, shard),
+            "clients" => clients(&mut text, shard, &figures),
+            "memory" => memory(&mut text),
+            "persistence" => persistence(&mut text, shard, &figures),
+            "stats" => stats(&mut text, &figures),
+            "replication" => replication(&mut text),
+            "cpu" => cpu(&mut text, &figures),
+            "modules" => text.push_str("# Modules\r\n"),
+            "commandstats" => commandstats(&mut text, &figures),
+            "errorstats" => errorstats(&mut text, &figures),
+            "cluster" => text.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
+            _ => keyspace(&mut text, &figures),
+        }
     }
     Frame::Verbatim {
         format: *b"txt",
@@ -143,13 +99,134 @@ pub async fn info(shard: &Rc<Shard>, _session: &Session, args: &[Bytes]) -> Fram
     }
 }
 
+/// 40 hex digits, random per process (Redis `run_id`).
+fn run_id() -> &'static str {
+    static RUN_ID: OnceLock<String> = OnceLock::new();
+    RUN_ID.get_or_init(|| {
+        (0..20)
+            .map(|_| format!("{:02x}", rand::random::<u8>()))
+            .collect()
+    })
+}
+
+/// `uname -s -r -m`, as Redis's `os` field.
+fn os_name() -> String {
+    let mut name = std::mem::MaybeUninit::<libc::utsname>::zeroed();
+    // SAFETY: uname fills the struct or fails; its fields are NUL-terminated.
+    let name = unsafe {
+        if libc::uname(name.as_mut_ptr()) != 0 {
+            return std::env::consts::OS.to_string();
+        }
+        name.assume_init()
+    };
+    let field = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    format!(
+        "{} {} {}",
+        field(&name.sysname),
+        field(&name.release),
+        field(&name.machine)
+    )
+}
+
+fn server(text: &mut String, shard: &Shard) {
+    let shared = &shard.shared;
+    let uptime = shared.started.elapsed().as_secs();
+    let now_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros())
+        .unwrap_or(0);
+    let executable = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let _ = write!(
+        text,
+        "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n\
+         redis_build_id:0\r\nredis_mode:standalone\r\nos:{}\r\narch_bits:{}\r\n\
+         monotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:io_uring\r\n\
+         process_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\n\
+         server_time_usec:{now_us}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\n\
+         hz:10\r\nconfigured_hz:10\r\nlru_clock:{}\r\nexecutable:{executable}\r\n\
+         config_file:\r\nio_threads_active:0\r\nshardline_version:{}\r\nshards:{}\r\n\
+         hash_mode:{}\r\ntask_quota_ms:{}\r\n",
+        crate::REDIS_COMPAT_VERSION,
+        os_name(),
+        usize::BITS,
+        std::process::id(),
+        run_id(),
+        shared.bound.port(),
+        uptime / 86_400,
+        (now_us / 1_000_000) & 0xFF_FFFF,
+        env!("CARGO_PKG_VERSION"),
+        shard.nr_shards,
+        shared.config.hash_mode,
+        shared.config.task_quota_ms,
+    );
+}
+
+fn clients(text: &mut String, shard: &Shard, f: &Figures) {
+    let _ = write!(
+        text,
+        "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\n\
+         client_recent_max_input_buffer:{}\r\nclient_recent_max_output_buffer:{}\r\n\
+         blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
+        f.total.connected_clients,
+        shard.shared.clients.max(),
+        f.total.max_query_buffer,
+        f.total.max_output_buffer,
+    );
+}
+
+/// The largest `used_memory` INFO has seen (Redis `used_memory_peak`).
+fn peak_memory(used: u64) -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static PEAK: AtomicU64 = AtomicU64::new(0);
+    PEAK.fetch_max(used, Ordering::Relaxed).max(used)
+}
+
+fn memory(text: &mut String) {
+    let used = process::used_memory();
+    let rss = process::rss_bytes();
+    let peak = peak_memory(used);
+    let system = process::total_system_memory();
+    // --maxmemory is not an option of this build: no limit.
+    let maxmemory = 0u64;
+    let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    let _ = write!(
+        text,
+        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\n\
+         used_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\n\
+         used_memory_peak_perc:{:.2}%\r\ntotal_system_memory:{system}\r\n\
+         total_system_memory_human:{}\r\nused_memory_lua:0\r\nused_memory_scripts:0\r\n\
+         maxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:noeviction\r\n\
+         mem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\n\
+         mem_allocator:libc\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
+        human_bytes(used),
+        human_bytes(rss),
+        human_bytes(peak),
+        ratio(used, peak) * 100.0,
+        human_bytes(system),
+        human_bytes(maxmemory),
+        ratio(rss, used),
+        rss as i64 - used as i64,
+    );
+}
+
 /// `# Persistence` with Redis 7's field names; sizes and counts are summed over the shards'
 /// logs, times are the longest of any shard, a status is `err` when any shard's is.
-fn persistence(text: &mut String, shard: &Shard, total: &ShardFigures) {
+fn persistence(text: &mut String, shard: &Shard, f: &Figures) {
+    let total = &f.total;
     let in_progress = i32::from(total.rewrite_running_s >= 0);
     let enabled = shard.aof.is_some();
     let status = |failed: bool| if failed { "err" } else { "ok" };
-    text.push_str(&format!(
+    let _ = write!(
+        text,
         "# Persistence\r\nloading:0\r\nasync_loading:0\r\n\
          rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\n\
          rdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\n\
@@ -166,125 +243,147 @@ fn persistence(text: &mut String, shard: &Shard, total: &ShardFigures) {
         status(total.rewrite_failed > 0),
         total.rewrites,
         status(total.aof_write_failed > 0),
-    ));
+    );
     if enabled {
-        text.push_str(&format!(
+        let _ = write!(
+            text,
             "aof_current_size:{}\r\naof_base_size:{}\r\naof_pending_rewrite:0\r\n\
              aof_buffer_length:{}\r\naof_pending_bio_fsync:0\r\naof_delayed_fsync:0\r\n",
             total.aof_current_size, total.aof_base_size, total.aof_buffer_length
-        ));
+        );
     }
-    text.push_str("\r\n");
 }
 
-/// Keys and keys with a deadline in each database, summed over the shards (INFO keyspace).
-async fn keyspace(shard: &Rc<Shard>) -> Vec<(i64, i64)> {
-    let replies = shard
-        .run_stats_on_all(|| {
-            Box::new(|s: &Shard| {
-                let dbs = s.dbs.borrow();
-                let counts = dbs
-                    .iter()
-                    .flat_map(|db| [db.len() as i64, db.expires_len() as i64]);
-                Frame::Array(counts.map(Frame::Integer).collect())
-            })
-        })
-        .await;
-    let mut total = vec![(0, 0); shard.shared.config.databases];
-    for frame in replies {
-        let Frame::Array(items) = frame else {
-            continue;
+fn stats(text: &mut String, f: &Figures) {
+    let t = &f.total;
+    let milli = |v: i64| v as f64 / 1000.0;
+    let _ = write!(
+        text,
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
+         instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\n\
+         total_net_output_bytes:{}\r\ninstantaneous_input_kbps:{:.2}\r\n\
+         instantaneous_output_kbps:{:.2}\r\nrejected_connections:{}\r\nsync_full:0\r\n\
+         sync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\n\
+         expired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n\
+         evicted_keys:0\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\n\
+         current_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\
+         pubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\n\
+         latest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\n\
+         slave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\n\
+         active_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntracking_total_keys:0\r\n\
+         tracking_total_items:0\r\ntracking_total_prefixes:0\r\n\
+         unexpected_error_replies:0\r\ntotal_error_replies:{}\r\n\
+         dump_payload_sanitizations:0\r\nio_threaded_reads_processed:0\r\n\
+         io_threaded_writes_processed:0\r\n",
+        t.connections_received,
+        t.commands_processed,
+        t.ops_per_sec_milli / 1000,
+        t.net_input_bytes,
+        t.net_output_bytes,
+        milli(t.input_kbps_milli),
+        milli(t.output_kbps_milli),
+        t.rejected_connections,
+        t.expired_keys,
+        t.keyspace_hits,
+        t.keyspace_misses,
+        t.error_replies,
+    );
+}
+
+fn replication(text: &mut String) {
+    let _ = write!(
+        text,
+        "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\
+         master_failover_state:no-failover\r\nmaster_replid:{}\r\n\
+         master_replid2:0000000000000000000000000000000000000000\r\n\
+         master_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\n\
+         repl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\n\
+         repl_backlog_histlen:0\r\n",
+        run_id()
+    );
+}
+
+fn cpu(text: &mut String, f: &Figures) {
+    let seconds = |d: std::time::Duration| format!("{}.{:06}", d.as_secs(), d.subsec_micros());
+    let us = |n: i64| seconds(std::time::Duration::from_micros(n.max(0) as u64));
+    let own = cpu_times(libc::RUSAGE_SELF);
+    let children = cpu_times(libc::RUSAGE_CHILDREN);
+    let _ = write!(
+        text,
+        "# CPU\r\nused_cpu_sys:{}\r\nused_cpu_user:{}\r\nused_cpu_sys_children:{}\r\n\
+         used_cpu_user_children:{}\r\nused_cpu_sys_main_thread:{}\r\n\
+         used_cpu_user_main_thread:{}\r\n",
+        seconds(own.sys),
+        seconds(own.user),
+        seconds(children.sys),
+        seconds(children.user),
+        us(f.total.thread_cpu_sys_us),
+        us(f.total.thread_cpu_user_us),
+    );
+}
+
+fn commandstats(text: &mut String, f: &Figures) {
+    text.push_str("# Commandstats\r\n");
+    for (name, c) in &f.calls {
+        let per_call = if c.calls == 0 {
+            0.0
+        } else {
+            c.usec as f64 / c.calls as f64
         };
-        for (slot, pair) in total.iter_mut().zip(items.chunks(2)) {
-            if let [Frame::Integer(keys), Frame::Integer(expires)] = pair {
-                slot.0 += keys;
-                slot.1 += expires;
-            }
+        let _ = write!(
+            text,
+            "cmdstat_{name}:calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},\
+             failed_calls={}\r\n",
+            c.calls, c.usec, c.rejected_calls, c.failed_calls
+        );
+    }
+}
+
+fn errorstats(text: &mut String, f: &Figures) {
+    text.push_str("# Errorstats\r\n");
+    for (code, n) in &f.errors {
+        let _ = write!(text, "errorstat_{code}:count={n}\r\n");
+    }
+}
+
+fn keyspace(text: &mut String, f: &Figures) {
+    text.push_str("# Keyspace\r\n");
+    for (index, (keys, expires)) in f.keyspace.iter().enumerate() {
+        if *keys > 0 {
+            let _ = write!(
+                text,
+                "db{index}:keys={keys},expires={expires},avg_ttl=0\r\n"
+            );
         }
     }
-    total
 }
 
-async fn gather(shard: &Rc<Shard>) -> Vec<ShardFigures> {
-    let replies = shard
-        .run_stats_on_all(|| {
-            Box::new(|s: &Shard| {
-                let dbs = s.dbs.borrow();
-                let info = &s.info;
-                Frame::Array(
-                    [
-                        dbs.iter().map(|db| db.len() as i64).sum(),
-                        dbs.iter().map(|db| db.expires_len() as i64).sum(),
-                        info.connections_received.get() as i64,
-                        info.connected_clients.get() as i64,
-                        info.commands_processed.get() as i64,
-                        info.rejected_connections.get() as i64,
-                        s.aof.as_ref().map_or(0, |a| a.current_size() as i64),
-                        s.aof.as_ref().map_or(0, |a| a.base_size.get() as i64),
-                        s.aof.as_ref().map_or(0, |a| a.writer.buffered() as i64),
-                        s.aof
-                            .as_ref()
-                            .map_or(0, |a| i64::from(a.writer.write_failed())),
-                        s.aof.as_ref().map_or(0, |a| {
-                            (a.writer.appended() - a.rewrite.appended_at_last_save.get()) as i64
-                        }),
-                        s.aof.as_ref().map_or(0, |a| {
-                            a.rewrite
-                                .started
-                                .get()
-                                .map_or(-1, |t| t.elapsed().as_secs() as i64)
-                        }),
-                        s.aof
-                            .as_ref()
-                            .map_or(0, |a| i64::from(a.rewrite.last_failed.get())),
-                        s.aof.as_ref().map_or(0, |a| a.rewrite.done.get() as i64),
-                        s.aof
-                            .as_ref()
-                            .map_or(-1, |a| a.rewrite.last_duration_s.get()),
-                        s.aof
-                            .as_ref()
-                            .map_or(0, |a| a.rewrite.last_ok_unix.get() as i64),
-                        s.aof
-                            .as_ref()
-                            .map_or(0, |a| i64::from(a.rewrite.requested.get())),
-                    ]
-                    .into_iter()
-                    .map(Frame::Integer)
-                    .collect(),
-                )
-            })
-        })
-        .await;
-    replies
-        .into_iter()
-        .map(|frame| {
-            let mut v = [0i64; 17];
-            if let Frame::Array(items) = frame {
-                for (slot, item) in v.iter_mut().zip(items) {
-                    if let Frame::Integer(n) = item {
-                        *slot = n;
-                    }
-                }
-            }
-            ShardFigures {
-                keys: v[0],
-                expires: v[1],
-                connections_received: v[2],
-                connected_clients: v[3],
-                commands_processed: v[4],
-                rejected_connections: v[5],
-                aof_current_size: v[6],
-                aof_base_size: v[7],
-                aof_buffer_length: v[8],
-                aof_write_failed: v[9],
-                aof_changes: v[10],
-                rewrite_running_s: v[11],
-                rewrite_failed: v[12],
-                rewrites: v[13],
-                last_rewrite_s: v[14],
-                last_rewrite_unix: v[15],
-                rewrite_requested: v[16],
-            }
-        })
-        .collect()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sections(line: &str) -> Vec<&'static str> {
+        let args: Vec<Bytes> = line
+            .split_whitespace()
+            .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+            .collect();
+        selected(&args)
+    }
+
+    #[test]
+    fn selection() {
+        let default: Vec<&str> = ALL_SECTIONS
+            .iter()
+            .copied()
+            .filter(|s| *s != "commandstats")
+            .collect();
+        assert_eq!(sections(""), default);
+        assert_eq!(sections("default"), default);
+        assert_eq!(sections("all"), ALL_SECTIONS);
+        assert_eq!(sections("cpu sentinel"), ["cpu"]);
+        assert_eq!(sections("commandSTATS"), ["commandstats"]);
+        assert_eq!(sections("keyspace CPU"), ["cpu", "keyspace"]);
+        assert_eq!(sections("cpu default"), default);
+        assert!(sections("nosuch").is_empty());
+    }
 }

@@ -4,12 +4,15 @@
 mod admin;
 mod auth;
 mod client;
+mod client_admin;
 mod command_info;
 mod config_get;
 mod info;
+mod info_figures;
 mod keyspace_wide;
 mod persistence;
 mod scripting;
+mod subcommands;
 
 use std::rc::Rc;
 
@@ -24,6 +27,7 @@ use crate::resp::Frame;
 use crate::shard::Shard;
 
 pub use keyspace_wide::all_shards;
+pub use subcommands::name_of as subcommand_name;
 
 /// Executes a command whose routing is `Connection`; arity and authentication were checked.
 pub async fn execute(
@@ -48,6 +52,7 @@ pub async fn execute(
         "reset" => {
             session.watched.clear().await;
             session.reset();
+            pipeline.set_reply_mode(super::pipeline::ReplyMode::On);
             Frame::Simple("RESET".into())
         }
         "auth" => match auth::auth(shard, session, &args).await {
@@ -58,10 +63,12 @@ pub async fn execute(
             Ok(frame) => frame,
             Err(close) => return close.finish(shard, session, pipeline),
         },
-        "client" => client::client(shard, session, &args),
-        "info" => info::info(shard, session, &args).await,
+        "client" => client::client(shard, session, &args, pipeline).await,
+        "time" => time(),
+        "info" => info::info(shard, &args).await,
         "lastsave" => info::last_save(shard).await,
         "bgrewriteaof" | "bgsave" | "save" => persistence::rewrite(shard, spec.name).await,
+        "config" if is_resetstat(&args) => info_figures::reset_stats(shard).await,
         "config" => config_get::config(shard, &args),
         "command" => command_info::command(&args),
         "debug" => admin::debug(shard, &args),
@@ -74,6 +81,22 @@ pub async fn execute(
     }
     pipeline.ready(session.protocol, reply);
     Flow::Continue
+}
+
+/// CONFIG RESETSTAT, which reaches every shard ([`info_figures::reset_stats`]).
+fn is_resetstat(args: &[Bytes]) -> bool {
+    args.len() == 2 && args[1].eq_ignore_ascii_case(b"resetstat")
+}
+
+/// TIME: `[unix seconds, microseconds]` as bulk strings (Redis 7 `timeCommand`).
+fn time() -> Frame {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    Frame::Array(vec![
+        Frame::Bulk(Bytes::from(now.as_secs().to_string())),
+        Frame::Bulk(Bytes::from(now.subsec_micros().to_string())),
+    ])
 }
 
 /// SELECT index: the session's database for the commands that follow (Redis 7
