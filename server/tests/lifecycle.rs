@@ -197,6 +197,48 @@ fn sigterm_finishes_the_in_flight_reply_and_exits_zero() {
     assert!(client.closed_by_server());
 }
 
+#[test]
+fn shutdown_command_stops_the_server_like_sigterm_and_keeps_the_writes() {
+    let mut server = Server::start(&["--smp", "2"]);
+    let mut client = RawClient::authenticated(&server);
+    client.roundtrip(&[b"SHUTDOWN", b"BOGUS"], b"-ERR syntax error\r\n");
+    client.roundtrip(
+        &[b"SHUTDOWN", b"ABORT"],
+        b"-ERR No shutdown in progress.\r\n",
+    );
+    client.roundtrip(&[b"MULTI"], b"+OK\r\n");
+    client.roundtrip(
+        &[b"SHUTDOWN"],
+        b"-ERR Command not allowed inside a transaction\r\n",
+    );
+    client.roundtrip(&[b"DISCARD"], b"+OK\r\n");
+    client.roundtrip(&[b"SET", b"kept", b"after shutdown"], b"+OK\r\n");
+    // No reply: the connection closes, and the process exits 0 (everysec log flushed).
+    client.send(&[b"SHUTDOWN", b"NOSAVE"]);
+    assert!(client.closed_by_server());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Ok(Some(status)) = server.child.try_wait() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running 10 s after SHUTDOWN"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+    assert!(server
+        .log_lines()
+        .iter()
+        .any(|l| l.contains("SHUTDOWN command: shutting down")));
+    let password = server.password.clone();
+    let dir = std::mem::replace(&mut server.dir, tempfile::tempdir().expect("tempdir"));
+    let restarted = Server::restart_in(dir, &["--smp", "2"], &password);
+    let mut client = RawClient::authenticated(&restarted);
+    client.roundtrip(&[b"GET", b"kept"], b"$14\r\nafter shutdown\r\n");
+}
+
 /// Makes a CA and a client certificate signed by it (PEM files in `dir`), with the openssl
 /// crate: returns (ca.pem, client.pem, client-key.pem).
 fn client_ca(

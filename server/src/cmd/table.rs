@@ -228,6 +228,7 @@ static COMMANDS: &[CommandSpec] = &[
     c("config", -2, &[], K0, Connection, "server", "2.0.0", "A container for server configuration commands", &["@slow"]),
     c("command", -1, &["loading", "stale"], K0, Connection, "server", "2.8.13", "Get array of Redis command details", &["@slow", "@connection"]),
     c("time", 1, &["loading", "stale", "fast"], K0, Connection, "server", "2.6.0", "Return the current server time", &["@fast"]),
+    c("shutdown", -1, &["admin", "noscript", "loading", "stale", "no_multi", "allow_busy"], K0, Connection, "server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", &["@admin", "@slow", "@dangerous"]),
     c("debug", -2, &["admin", "noscript", "loading", "stale"], K0, Connection, "server", "1.0.0", "A container for debugging commands", &["@admin", "@slow", "@dangerous"]),
     // scripting: no Lua here (see connection/commands/scripting.rs)
     c("function", -2, &[], K0, Connection, "scripting", "7.0.0", "A container for function commands", &["@slow"]),

@@ -49,6 +49,10 @@ pub async fn execute(
             pipeline.ready(session.protocol, Frame::ok());
             return Flow::Close(CloseReason::Quit);
         }
+        "shutdown" => match admin::shutdown(&args) {
+            Ok(()) => return Flow::Close(CloseReason::Shutdown),
+            Err(error) => error,
+        },
         "reset" => {
             session.watched.clear().await;
             session.reset();

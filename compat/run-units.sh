@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# compat/run-units.sh [SHARDLINE_BIN]
+#
+# Runs the units of Redis 7.0.15's own Tcl test suite that docs/compatibility.md tracks against
+# a fresh shardline (--smp 2, defaults otherwise, loopback only), through compat/redis-tcl.sh
+# (TLS + AUTH proxy, harness unmodified, "minimal" profile), and compares each unit's passed
+# count with compat/baseline.txt: the run fails when a unit passes fewer tests than its
+# baseline, so a regression cannot land unnoticed. More passes than the baseline are reported
+# (raise the baseline and update docs/compatibility.md).
+#
+# Needs tclsh (Debian: tcl) and python3. Takes about 5 minutes on 2 cores.
+# Knobs: COMPAT_UNITS (space-separated units, default: every unit of the baseline),
+# COMPAT_LOGDIR (keep the per-unit logs there), COMPAT_PORT (default 7690).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${1:-${SHARDLINE_BIN:-target/debug/shardline}}
+PORT=${COMPAT_PORT:-7690}
+BASELINE=compat/baseline.txt
+UNITS=${COMPAT_UNITS:-$(grep -v '^#' "$BASELINE" | awk 'NF {print $1}' | tr '\n' ' ')}
+
+command -v tclsh >/dev/null || { echo "compat: tclsh is missing (apt-get install tcl)"; exit 2; }
+[ -x "$BIN" ] || { echo "compat: no shardline binary at $BIN"; exit 2; }
+
+WORK=$(mktemp -d)
+LOGDIR=${COMPAT_LOGDIR:-$WORK/logs}
+mkdir -p "$LOGDIR"
+SERVER_PID=
+cleanup() {
+  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+PASS=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
+printf '%s\n' "$PASS" | "$BIN" passwd --users "$WORK/users" default >/dev/null
+"$BIN" --smp 2 --data-dir "$WORK/data" --users "$WORK/users" --bind "127.0.0.1:$PORT" \
+  --metrics-bind 127.0.0.1:0 >"$LOGDIR/shardline.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 1 100); do
+  grep -q "listening on" "$LOGDIR/shardline.log" 2>/dev/null && break
+  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$LOGDIR/shardline.log"; exit 2; }
+  sleep 0.1
+done
+
+# shellcheck disable=SC2086
+REDIS_TCL_LOGDIR="$LOGDIR" REDIS_TCL_BUDGET=${REDIS_TCL_BUDGET:-900} \
+  bash compat/redis-tcl.sh compat/redis-7.0.15-tests.tar.gz 127.0.0.1 "$PORT" default "$PASS" \
+  $UNITS | tee "$WORK/summary.txt" || true
+
+status=0
+echo
+printf '%-22s %8s %8s\n' unit passed baseline
+for unit in $UNITS; do
+  want=$(awk -v u="$unit" '$1 == u {print $2}' "$BASELINE")
+  got=$(awk -v u="$unit" '$1 == u {print $3}' "$WORK/summary.txt")
+  got=${got:-0}
+  note=
+  if [ "$got" -lt "${want:-0}" ]; then note="REGRESSION"; status=1
+  elif [ "$got" -gt "${want:-0}" ]; then note="(above baseline: raise it)"; fi
+  printf '%-22s %8s %8s %s\n' "$unit" "$got" "${want:-?}" "$note"
+done
+exit $status
