@@ -15,15 +15,18 @@ pub mod cmd;
 pub mod config;
 pub mod connection;
 pub mod cpus;
+pub mod eviction;
 pub mod fd_limit;
 pub mod forward;
 pub mod keyspace;
 pub mod listener;
 pub mod logging;
 pub mod resp;
+pub mod runtime;
 pub mod server;
 pub mod shard;
 pub mod shutdown;
+pub mod slowlog;
 pub mod stats;
 pub mod tls;
 

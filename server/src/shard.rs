@@ -19,7 +19,9 @@ use crate::forward::{await_reply, Peers, ShardJob};
 use crate::keyspace::slot::owner_shard;
 use crate::keyspace::Db;
 use crate::resp::Frame;
+use crate::runtime::RuntimeConfig;
 use crate::server::Shared;
+use crate::slowlog::Slowlog;
 
 /// The three task queues of a shard (glommio scheduling groups with static shares).
 #[derive(Debug, Clone, Copy)]
@@ -64,6 +66,8 @@ pub struct InfoCounters {
     pub commands_processed: Cell<u64>,
     /// Connections refused or shed (login queue timeout, handshake failure).
     pub rejected_connections: Cell<u64>,
+    /// Keys evicted for `--maxmemory` since start (INFO `evicted_keys`).
+    pub evicted_keys: Cell<u64>,
 }
 
 /// Everything one shard owns. Lives in an `Rc` on its executor; never crosses threads.
@@ -95,6 +99,10 @@ pub struct Shard {
     pub aof: Option<Aof>,
     /// Connections of this shard that have not sent their first byte.
     pub silent: SilentConnections,
+    /// This shard's copy of the parameters CONFIG SET changes.
+    pub runtime: RefCell<RuntimeConfig>,
+    /// Commands that ran slower than `slowlog-log-slower-than` on this shard.
+    pub slowlog: Slowlog,
 }
 
 impl Shard {
@@ -160,15 +168,34 @@ impl Shard {
             return refusal;
         }
         let mut dbs = self.dbs.borrow_mut();
-        let Some(dirty_before) = dbs.get(db).map(Db::dirty) else {
+        if db >= dbs.len() {
             return Frame::error(crate::cmd::databases::OUT_OF_RANGE);
+        }
+        let now_ms = unix_time_ms();
+        if let Some(oom) = crate::eviction::before_command(self, &mut dbs, db, args, now_ms) {
+            return oom;
+        }
+        let dirty_before = dbs[db].dirty();
+        let (slower_than, slowlog_len) = {
+            let runtime = self.runtime.borrow();
+            (
+                runtime.slowlog_log_slower_than,
+                runtime.slowlog_max_len,
+            )
         };
-        let run = || crate::cmd::databases::execute_in(&mut dbs, db, args, unix_time_ms());
+        let started = (slower_than >= 0).then(std::time::Instant::now);
+        let run = || crate::cmd::databases::execute_in(&mut dbs, db, args, now_ms);
         let frame =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
                 tracing::error!("shard {}: a command handler panicked", self.id);
                 Frame::error("ERR internal error while executing the command")
             });
+        if let Some(started) = started {
+            let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            self.slowlog
+                .record(args, micros, slower_than, slowlog_len, ("", ""));
+        }
+        dbs[db].settle();
         if let Some(aof) = &self.aof {
             aof.log_command(&mut dbs, db, args, &frame, dirty_before);
         }

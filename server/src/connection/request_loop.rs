@@ -194,6 +194,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
     /// reports their size to the shard's gauge.
     fn check_output(&mut self) -> Result<(), CloseReason> {
         self.account_output();
+        self.output_check
+            .set_limit(self.shard.runtime.borrow().client_output_buffer_limit);
         let pending = self.pipeline.out.len();
         if self.output_check.exceeded(pending, Instant::now) {
             tracing::warn!(

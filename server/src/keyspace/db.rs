@@ -11,6 +11,7 @@ use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
 
 use super::glob::string_match;
+use super::memory::{entry_size, lfu_new, lfu_touch, lru_clock, DEFAULT_SAMPLES};
 use super::snapshot::{dump_entry, Snapshot};
 use super::value::Value;
 
@@ -23,6 +24,26 @@ pub const SCAN_CURSOR_BITS: u32 = 48;
 struct Entry {
     value: Value,
     expires_at: Option<u64>,
+    /// Access clock (LRU seconds or LFU minutes+counter: [`super::memory`]).
+    clock: u32,
+    /// Estimated bytes of key and value as last computed ([`super::memory::entry_size`],
+    /// saturating at 4 GiB), counted in [`Db::used_bytes`].
+    size: u32,
+}
+
+/// How a database keeps the access clock of its keys (set from `maxmemory-policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AccessClock {
+    /// Unix second of the last access (LRU policies, and no policy).
+    #[default]
+    Lru,
+    /// Redis's LFU counter, with `lfu-log-factor` and `lfu-decay-time` (minutes).
+    Lfu {
+        /// `lfu-log-factor`.
+        log_factor: u32,
+        /// `lfu-decay-time`, minutes.
+        decay_minutes: u32,
+    },
 }
 
 impl Entry {
@@ -67,6 +88,12 @@ pub struct Db {
     snapshot: Option<Snapshot>,
     /// Loading a log: `scan_index` is not kept up to date until [`Db::finish_bulk_load`].
     bulk_loading: bool,
+    /// Sum of the entries' `size`: the estimated bytes of this database's keys and values.
+    used: u64,
+    /// Keys handed out by [`Db::get_mut`] whose size is recomputed by [`Db::settle`].
+    resized: Vec<Bytes>,
+    /// What the access clock holds.
+    access: AccessClock,
 }
 
 /// The fixed 48-bit scan position of `key`.
@@ -132,6 +159,61 @@ impl Db {
             .keys()
             .map(|key| (scan_pos(hasher, key), key.clone()))
             .collect();
+    }
+
+    /// Estimated bytes of the keys and values held (see [`super::memory`]); exact once
+    /// [`Db::settle`] ran after the last [`Db::get_mut`].
+    pub fn used_bytes(&self) -> u64 {
+        self.used
+    }
+
+    /// Recomputes the size of the keys changed in place since the last call (after a command:
+    /// a handler that got a value from [`Db::get_mut`] may have grown or shrunk it).
+    pub fn settle(&mut self) {
+        for key in std::mem::take(&mut self.resized) {
+            if let Some(e) = self.map.get_mut(&key) {
+                let size = size_u32(entry_size(&key, &e.value, DEFAULT_SAMPLES));
+                self.used = self.used - u64::from(e.size) + u64::from(size);
+                e.size = size;
+            }
+        }
+    }
+
+    /// Switches what the access clock of keys holds (CONFIG SET maxmemory-policy); existing
+    /// clocks are read the new way until their next access, as in Redis.
+    pub fn set_access_clock(&mut self, access: AccessClock) {
+        self.access = access;
+    }
+
+    /// What the access clock holds now.
+    pub fn access_clock(&self) -> AccessClock {
+        self.access
+    }
+
+    /// The stored value, deadline and access clock of `key`, without expiring it or
+    /// touching its clock (OBJECT, MEMORY USAGE: Redis's `LOOKUP_NOTOUCH`).
+    pub fn inspect(&self, key: &[u8]) -> Option<(&Value, Option<u64>, u32)> {
+        self.map.get(key).map(|e| (&e.value, e.expires_at, e.clock))
+    }
+
+    /// Sets the access clock of `key` to an access now (TOUCH); `false` when missing.
+    pub fn touch(&mut self, key: &[u8], now_ms: u64) -> bool {
+        self.live(key, now_ms).is_some()
+    }
+
+    /// The access clock of a new or just accessed key under `access`.
+    fn fresh_clock(&self, old: Option<u32>, now_ms: u64) -> u32 {
+        match (self.access, old) {
+            (AccessClock::Lru, _) => lru_clock(now_ms),
+            (AccessClock::Lfu { .. }, None) => lfu_new(now_ms),
+            (
+                AccessClock::Lfu {
+                    log_factor,
+                    decay_minutes,
+                },
+                Some(clock),
+            ) => lfu_touch(clock, now_ms, log_factor, decay_minutes, rand::random()),
+        }
     }
 
     /// The number of mutating accesses so far (see the `dirty` field).
@@ -256,9 +338,11 @@ impl Db {
         if self.snapshot.is_some() && self.map.get(key).is_some_and(|e| e.is_expired(now_ms)) {
             self.before_change(key);
         }
+        let access = self.access;
         match self.map.entry_ref(key) {
             EntryRef::Occupied(o) if o.get().is_expired(now_ms) => {
                 let (k, e) = o.remove_entry();
+                self.used -= u64::from(e.size);
                 let pos = scan_pos(&self.scan_hasher, &k);
                 unindex(
                     &mut self.expiry,
@@ -272,7 +356,17 @@ impl Db {
                 }
                 None
             }
-            EntryRef::Occupied(o) => Some(o.into_mut()),
+            EntryRef::Occupied(o) => {
+                let e = o.into_mut();
+                e.clock = match access {
+                    AccessClock::Lru => lru_clock(now_ms),
+                    AccessClock::Lfu {
+                        log_factor,
+                        decay_minutes,
+                    } => lfu_touch(e.clock, now_ms, log_factor, decay_minutes, rand::random()),
+                };
+                Some(e)
+            }
             EntryRef::Vacant(_) => None,
         }
     }
@@ -287,6 +381,9 @@ impl Db {
     pub fn get_mut(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Value> {
         self.dirty += 1;
         self.before_change(key);
+        if self.map.contains_key(key) {
+            self.resized.push(Bytes::copy_from_slice(key));
+        }
         self.live(key, now_ms).map(|e| &mut e.value)
     }
 
@@ -305,9 +402,19 @@ impl Db {
     pub fn set(&mut self, key: &[u8], value: Value, keep_ttl: bool, now_ms: u64) {
         self.dirty += 1;
         self.before_change(key);
+        let size = size_u32(entry_size(key, &value, DEFAULT_SAMPLES));
+        let old_clock = self
+            .map
+            .get(key)
+            .filter(|e| !e.is_expired(now_ms))
+            .map(|e| e.clock);
+        let clock = self.fresh_clock(old_clock, now_ms);
         if let Some((k, e)) = self.map.get_key_value_mut(key) {
             let expired = e.is_expired(now_ms);
             e.value = value;
+            self.used = self.used - u64::from(e.size) + u64::from(size);
+            e.size = size;
+            e.clock = clock;
             if !keep_ttl || expired {
                 if let Some(t) = e.expires_at.take() {
                     self.expiry.remove(&(t, k.clone()));
@@ -320,11 +427,14 @@ impl Db {
             let pos = self.scan_pos(key);
             self.scan_index.insert((pos, owned.clone()));
         }
+        self.used += u64::from(size);
         self.map.insert(
             owned,
             Entry {
                 value,
                 expires_at: None,
+                clock,
+                size,
             },
         );
     }
@@ -335,6 +445,7 @@ impl Db {
         let pos = self.scan_pos(key);
         let (k, e) = self.map.remove_entry(key)?;
         self.dirty += 1;
+        self.used -= u64::from(e.size);
         unindex(
             &mut self.expiry,
             &mut self.scan_index,
@@ -398,6 +509,8 @@ impl Db {
         self.map.clear();
         self.expiry.clear();
         self.scan_index.clear();
+        self.resized.clear();
+        self.used = 0;
     }
 
     /// Live keys matching the glob `pattern` (KEYS), in no particular order.
@@ -471,7 +584,9 @@ impl Db {
             self.before_change(&key);
             self.expiry.pop_first();
             let pos = self.scan_pos(&key);
-            self.map.remove(&key);
+            if let Some(e) = self.map.remove(&key) {
+                self.used -= u64::from(e.size);
+            }
             self.scan_index.remove(&(pos, key.clone()));
             if let Some(expired) = &mut self.expired {
                 expired.push(key);
@@ -481,6 +596,14 @@ impl Db {
         removed
     }
 }
+
+/// An entry size as stored (saturating at `u32::MAX`).
+fn size_u32(size: u64) -> u32 {
+    u32::try_from(size).unwrap_or(u32::MAX)
+}
+
+#[path = "db_evict.rs"]
+pub mod evict;
 
 #[cfg(test)]
 #[path = "db_tests.rs"]

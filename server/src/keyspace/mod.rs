@@ -4,9 +4,10 @@
 
 pub mod db;
 pub mod glob;
+pub mod memory;
 pub mod slot;
 pub mod snapshot;
 pub mod value;
 
-pub use db::Db;
+pub use db::{AccessClock, Db};
 pub use value::Value;

@@ -5,11 +5,13 @@ mod admin;
 mod auth;
 mod client;
 mod command_info;
-mod config_get;
+mod config;
 mod info;
 mod keyspace_wide;
+mod object;
 mod persistence;
 mod scripting;
+mod slowlog;
 
 use std::rc::Rc;
 
@@ -61,8 +63,11 @@ pub async fn execute(
         "info" => info::info(shard, session, &args).await,
         "lastsave" => info::last_save(shard).await,
         "bgrewriteaof" | "bgsave" | "save" => persistence::rewrite(shard, spec.name).await,
-        "config" => config_get::config(shard, &args),
+        "config" => config::config(shard, &args).await,
         "command" => command_info::command(&args),
+        "object" => object::object(shard, session.db, &args).await,
+        "memory" => object::memory(shard, session.db, &args).await,
+        "slowlog" => slowlog::slowlog(shard, &args).await,
         "debug" => admin::debug(shard, &args),
         "function" => scripting::function(&args),
         "script" => scripting::script(&args),
