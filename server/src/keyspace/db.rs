@@ -24,7 +24,7 @@ pub const SCAN_CURSOR_BITS: u32 = 48;
 struct Entry {
     value: Value,
     expires_at: Option<u64>,
-    /// Access clock (LRU seconds or LFU minutes+counter: [`super::memory`]).
+    /// Access clock (LRU time or LFU minutes+counter: [`super::memory`]).
     clock: u32,
     /// Estimated bytes of key and value as last computed ([`super::memory::entry_size`],
     /// saturating at 4 GiB), counted in [`Db::used_bytes`].
@@ -34,7 +34,7 @@ struct Entry {
 /// How a database keeps the access clock of its keys (set from `maxmemory-policy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AccessClock {
-    /// Unix second of the last access (LRU policies, and no policy).
+    /// Time of the last access (LRU policies, and no policy).
     #[default]
     Lru,
     /// Redis's LFU counter, with `lfu-log-factor` and `lfu-decay-time` (minutes).
@@ -94,6 +94,10 @@ pub struct Db {
     resized: Vec<Bytes>,
     /// What the access clock holds.
     access: AccessClock,
+    /// Under LFU: the scan hash of the key last counted as accessed by the running command,
+    /// so a handler that looks its key up twice (create, then modify) counts one access, as
+    /// Redis's one `lookupKey` per command does. Cleared by [`Db::settle`].
+    lfu_counted: Option<u64>,
 }
 
 /// The fixed 48-bit scan position of `key`.
@@ -170,6 +174,7 @@ impl Db {
     /// Recomputes the size of the keys changed in place since the last call (after a command:
     /// a handler that got a value from [`Db::get_mut`] may have grown or shrunk it).
     pub fn settle(&mut self) {
+        self.lfu_counted = None;
         for key in std::mem::take(&mut self.resized) {
             if let Some(e) = self.map.get_mut(&key) {
                 let size = size_u32(entry_size(&key, &e.value, DEFAULT_SAMPLES));
@@ -339,6 +344,12 @@ impl Db {
             self.before_change(key);
         }
         let access = self.access;
+        let mut count_access = true;
+        if matches!(access, AccessClock::Lfu { .. }) {
+            let hash = self.scan_hasher.hash_one(key);
+            count_access = self.lfu_counted != Some(hash);
+            self.lfu_counted = Some(hash);
+        }
         match self.map.entry_ref(key) {
             EntryRef::Occupied(o) if o.get().is_expired(now_ms) => {
                 let (k, e) = o.remove_entry();
@@ -360,6 +371,7 @@ impl Db {
                 let e = o.into_mut();
                 e.clock = match access {
                     AccessClock::Lru => lru_clock(now_ms),
+                    AccessClock::Lfu { .. } if !count_access => e.clock,
                     AccessClock::Lfu {
                         log_factor,
                         decay_minutes,
@@ -409,6 +421,9 @@ impl Db {
             .filter(|e| !e.is_expired(now_ms))
             .map(|e| e.clock);
         let clock = self.fresh_clock(old_clock, now_ms);
+        if matches!(self.access, AccessClock::Lfu { .. }) {
+            self.lfu_counted = Some(self.scan_hasher.hash_one(key));
+        }
         if let Some((k, e)) = self.map.get_key_value_mut(key) {
             let expired = e.is_expired(now_ms);
             e.value = value;

@@ -5,14 +5,14 @@
 use bytes::Bytes;
 
 use super::{AccessClock, Db};
-use crate::keyspace::memory::{idle_seconds, lfu_counter};
+use crate::keyspace::memory::{idle_ms, lfu_counter};
 
 /// A sampled key and how much it deserves eviction (higher first).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
     /// The key.
     pub key: Bytes,
-    /// LRU: idle seconds; LFU: 255 minus the decayed counter; TTL: `u64::MAX` minus the
+    /// LRU: idle ms; LFU: 255 minus the decayed counter; TTL: `u64::MAX` minus the
     /// deadline; random: 0.
     pub score: u64,
 }
@@ -58,7 +58,7 @@ impl Db {
                 continue;
             };
             let score = match rank {
-                Rank::Idle => idle_seconds(e.clock, now_ms),
+                Rank::Idle => idle_ms(e.clock, now_ms),
                 Rank::Frequency => {
                     let decay = match self.access {
                         AccessClock::Lfu { decay_minutes, .. } => decay_minutes,

@@ -8,7 +8,7 @@
 //! average of the first `samples` elements times the element count.
 //!
 //! **Access clock** (Redis 7.0 `evict.c`): one `u32` per key. Under an LRU (or no) policy it
-//! holds the Unix second of the last access (OBJECT IDLETIME); under an LFU policy, Redis's
+//! holds the time of the last access in 10 ms units (OBJECT IDLETIME); under an LFU policy, Redis's
 //! layout: the last decrement time in minutes (16 bits) above a logarithmic access counter
 //! (8 bits) that starts at [`LFU_INIT_VAL`] (OBJECT FREQ).
 //!
@@ -59,14 +59,24 @@ fn value_size(value: &Value, samples: usize) -> u64 {
     }
 }
 
-/// The access clock now under LRU: Unix seconds.
+/// Resolution of the LRU clock, ms: finer than Redis's 1 s so that eviction tells apart keys
+/// used within the same second; the `u32` clock wraps after 497 days (Redis's 24-bit one
+/// after 194), and an idle time is taken modulo that.
+pub const LRU_RESOLUTION_MS: u64 = 10;
+
+/// The access clock now under LRU: Unix time in [`LRU_RESOLUTION_MS`] units, wrapping.
 pub fn lru_clock(now_ms: u64) -> u32 {
-    (now_ms / 1000) as u32
+    (now_ms / LRU_RESOLUTION_MS) as u32
+}
+
+/// Milliseconds since the access recorded by `clock` (eviction order).
+pub fn idle_ms(clock: u32, now_ms: u64) -> u64 {
+    u64::from(lru_clock(now_ms).wrapping_sub(clock)) * LRU_RESOLUTION_MS
 }
 
 /// Seconds since the access recorded by `clock` (OBJECT IDLETIME).
 pub fn idle_seconds(clock: u32, now_ms: u64) -> u64 {
-    u64::from(lru_clock(now_ms).saturating_sub(clock))
+    idle_ms(clock, now_ms) / 1000
 }
 
 fn lfu_minutes(now_ms: u64) -> u16 {
