@@ -69,8 +69,9 @@ fn object_encoding_follows_redis_7_0() {
         );
         c.roundtrip(&[b"MEMORY", b"USAGE", k("missing").as_bytes()], b"$-1\r\n");
     }
+    c.roundtrip(&[b"OBJECT", b"FREQ", b"missing"], b"$-1\r\n");
     c.roundtrip(
-        &[b"OBJECT", b"FREQ", b"x"],
+        &[b"OBJECT", b"FREQ", key_on(1, "emb").as_bytes()],
         b"-ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please \
           note that when switching between policies at runtime LRU and LFU data will take some \
           time to adjust.\r\n",
