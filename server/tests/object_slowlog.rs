@@ -91,7 +91,7 @@ fn object_encoding_follows_redis_7_0() {
 }
 
 #[test]
-fn reads_reset_the_idle_time_object_does_not() {
+fn reads_reset_the_idle_time_ttl_type_exists_do_not() {
     let server = Server::start(ARGS);
     let mut c = login_plain(&server);
     let keys = [key_on(0, "idle"), key_on(1, "idle")];
@@ -100,6 +100,10 @@ fn reads_reset_the_idle_time_object_does_not() {
     }
     std::thread::sleep(std::time::Duration::from_millis(2200));
     for key in &keys {
+        // TTL, TYPE and EXISTS are not accesses (Redis's LOOKUP_NOTOUCH).
+        c.roundtrip(&[b"TTL", key.as_bytes()], b":-1\r\n");
+        c.roundtrip(&[b"TYPE", key.as_bytes()], b"+string\r\n");
+        c.roundtrip(&[b"EXISTS", key.as_bytes()], b":1\r\n");
         let idle = c.request(&[b"OBJECT", b"IDLETIME", key.as_bytes()]);
         assert!(idle == b":2\r\n" || idle == b":3\r\n", "{:?}", String::from_utf8_lossy(&idle));
         c.roundtrip(&[b"GET", key.as_bytes()], &bulk("v"));

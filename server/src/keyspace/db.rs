@@ -338,14 +338,21 @@ impl Db {
         self.snapshot = None;
     }
 
-    /// The live entry of `key`, deleting it first if it has expired.
+    /// The live entry of `key`, deleting it first if it has expired; counts as an access
+    /// of the key (its access clock is updated, as Redis's `lookupKey`).
     fn live(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
+        self.lookup(key, now_ms, true)
+    }
+
+    /// As [`Db::live`]; `touch: false` leaves the access clock alone (Redis's
+    /// `LOOKUP_NOTOUCH`: TTL, TYPE, EXISTS).
+    fn lookup(&mut self, key: &[u8], now_ms: u64, touch: bool) -> Option<&mut Entry> {
         if self.snapshot.is_some() && self.map.get(key).is_some_and(|e| e.is_expired(now_ms)) {
             self.before_change(key);
         }
         let access = self.access;
         let mut count_access = true;
-        if matches!(access, AccessClock::Lfu { .. }) {
+        if touch && matches!(access, AccessClock::Lfu { .. }) {
             let hash = self.scan_hasher.hash_one(key);
             count_access = self.lfu_counted != Some(hash);
             self.lfu_counted = Some(hash);
@@ -367,6 +374,7 @@ impl Db {
                 }
                 None
             }
+            EntryRef::Occupied(o) if !touch => Some(o.into_mut()),
             EntryRef::Occupied(o) => {
                 let e = o.into_mut();
                 e.clock = match access {
@@ -399,14 +407,20 @@ impl Db {
         self.live(key, now_ms).map(|e| &mut e.value)
     }
 
-    /// Whether `key` exists (not expired).
-    pub fn contains(&mut self, key: &[u8], now_ms: u64) -> bool {
-        self.live(key, now_ms).is_some()
+    /// Value of `key` without counting an access (TYPE), or `None` if missing or expired.
+    pub fn get_untouched(&mut self, key: &[u8], now_ms: u64) -> Option<&Value> {
+        self.lookup(key, now_ms, false).map(|e| &e.value)
     }
 
-    /// `None` if `key` is missing, else its deadline (`Some(None)` = no TTL).
+    /// Whether `key` exists (not expired); not an access of the key (EXISTS).
+    pub fn contains(&mut self, key: &[u8], now_ms: u64) -> bool {
+        self.lookup(key, now_ms, false).is_some()
+    }
+
+    /// `None` if `key` is missing, else its deadline (`Some(None)` = no TTL); not an access
+    /// of the key (TTL).
     pub fn deadline(&mut self, key: &[u8], now_ms: u64) -> Option<Option<u64>> {
-        self.live(key, now_ms).map(|e| e.expires_at)
+        self.lookup(key, now_ms, false).map(|e| e.expires_at)
     }
 
     /// Stores `value` under `key` (Redis `setKey`): replaces any old value;
