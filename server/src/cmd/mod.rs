@@ -124,5 +124,10 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
             return Frame::error(format!("ERR '{other}' is not a keyspace command"));
         }
     };
-    handler(db, args, now_ms)
+    let reply = handler(db, args, now_ms);
+    // Redis turns a string changed in place into a `raw` one (OBJECT ENCODING).
+    if matches!(spec.name, "append" | "setrange") && !reply.is_error() {
+        db.mark_raw(&args[1]);
+    }
+    reply
 }

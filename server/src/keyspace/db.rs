@@ -27,9 +27,13 @@ struct Entry {
     /// Access clock (LRU time or LFU minutes+counter: [`super::memory`]).
     clock: u32,
     /// Estimated bytes of key and value as last computed ([`super::memory::entry_size`],
-    /// saturating at 4 GiB), counted in [`Db::used_bytes`].
+    /// saturating at 2 GiB), counted in [`Db::used_bytes`]; the top bit ([`RAW`]) marks a
+    /// string changed in place (APPEND, SETRANGE), which Redis reports as `raw`.
     size: u32,
 }
+
+/// The flag bit of [`Entry::size`].
+const RAW: u32 = 1 << 31;
 
 /// How a database keeps the access clock of its keys (set from `maxmemory-policy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -47,6 +51,10 @@ pub enum AccessClock {
 }
 
 impl Entry {
+    /// The estimated bytes counted in [`Db::used_bytes`].
+    fn bytes(&self) -> u64 {
+        u64::from(self.size & !RAW)
+    }
     /// Redis 7 `keyIsExpired`: expired when `now > deadline`.
     fn is_expired(&self, now_ms: u64) -> bool {
         self.expires_at.is_some_and(|t| now_ms > t)
@@ -178,8 +186,8 @@ impl Db {
         for key in std::mem::take(&mut self.resized) {
             if let Some(e) = self.map.get_mut(&key) {
                 let size = size_u32(entry_size(&key, &e.value, DEFAULT_SAMPLES));
-                self.used = self.used - u64::from(e.size) + u64::from(size);
-                e.size = size;
+                self.used = self.used - e.bytes() + u64::from(size);
+                e.size = size | (e.size & RAW);
             }
         }
     }
@@ -195,10 +203,23 @@ impl Db {
         self.access
     }
 
-    /// The stored value, deadline and access clock of `key`, without expiring it or
-    /// touching its clock (OBJECT, MEMORY USAGE: Redis's `LOOKUP_NOTOUCH`).
-    pub fn inspect(&self, key: &[u8]) -> Option<(&Value, Option<u64>, u32)> {
-        self.map.get(key).map(|e| (&e.value, e.expires_at, e.clock))
+    /// The stored value, deadline and access clock of `key`, and whether it is a string
+    /// changed in place ([`Db::mark_raw`]), without expiring it or touching its clock
+    /// (OBJECT, MEMORY USAGE: Redis's `LOOKUP_NOTOUCH`).
+    pub fn inspect(&self, key: &[u8]) -> Option<(&Value, Option<u64>, u32, bool)> {
+        self.map
+            .get(key)
+            .map(|e| (&e.value, e.expires_at, e.clock, e.size & RAW != 0))
+    }
+
+    /// Marks the string under `key` as changed in place (APPEND, SETRANGE): OBJECT ENCODING
+    /// then says `raw`, as Redis does, until the key is set anew.
+    pub fn mark_raw(&mut self, key: &[u8]) {
+        if let Some(e) = self.map.get_mut(key) {
+            if matches!(e.value, Value::Str(_)) {
+                e.size |= RAW;
+            }
+        }
     }
 
     /// Sets the access clock of `key` to an access now (TOUCH); `false` when missing.
@@ -360,7 +381,7 @@ impl Db {
         match self.map.entry_ref(key) {
             EntryRef::Occupied(o) if o.get().is_expired(now_ms) => {
                 let (k, e) = o.remove_entry();
-                self.used -= u64::from(e.size);
+                self.used -= e.bytes();
                 let pos = scan_pos(&self.scan_hasher, &k);
                 unindex(
                     &mut self.expiry,
@@ -441,7 +462,7 @@ impl Db {
         if let Some((k, e)) = self.map.get_key_value_mut(key) {
             let expired = e.is_expired(now_ms);
             e.value = value;
-            self.used = self.used - u64::from(e.size) + u64::from(size);
+            self.used = self.used - e.bytes() + u64::from(size);
             e.size = size;
             e.clock = clock;
             if !keep_ttl || expired {
@@ -474,7 +495,7 @@ impl Db {
         let pos = self.scan_pos(key);
         let (k, e) = self.map.remove_entry(key)?;
         self.dirty += 1;
-        self.used -= u64::from(e.size);
+        self.used -= e.bytes();
         unindex(
             &mut self.expiry,
             &mut self.scan_index,
@@ -614,7 +635,7 @@ impl Db {
             self.expiry.pop_first();
             let pos = self.scan_pos(&key);
             if let Some(e) = self.map.remove(&key) {
-                self.used -= u64::from(e.size);
+                self.used -= e.bytes();
             }
             self.scan_index.remove(&(pos, key.clone()));
             if let Some(expired) = &mut self.expired {
@@ -626,9 +647,9 @@ impl Db {
     }
 }
 
-/// An entry size as stored (saturating at `u32::MAX`).
+/// An entry size as stored (saturating below the [`RAW`] bit).
 fn size_u32(size: u64) -> u32 {
-    u32::try_from(size).unwrap_or(u32::MAX)
+    u32::try_from(size).unwrap_or(u32::MAX).min(RAW - 1)
 }
 
 #[path = "db_evict.rs"]

@@ -262,6 +262,12 @@ static PARAMS: &[Param] = &[
         },
     ),
     ro("appenddirname", |_| crate::aof::DIR_NAME.into()),
+    // The log holds commands only: `no` is the truth, and setting it again is accepted.
+    rw("aof-use-rdb-preamble", None, |_| "no".into(), |_, v| match v.to_ascii_lowercase().as_str() {
+        "no" => Ok(()),
+        "yes" => Err("shardline's append-only log holds commands only (no RDB preamble)".into()),
+        _ => Err("argument must be 'yes' or 'no'".into()),
+    }),
     ro("auto-aof-rewrite-percentage", |v| {
         v.config.auto_aof_rewrite_percentage.to_string()
     }),

@@ -164,7 +164,7 @@ fn answer(shard: &Shard, db: usize, key: &[u8], question: Question) -> Frame {
         return Frame::error(crate::cmd::databases::OUT_OF_RANGE);
     };
     let now_ms = unix_time_ms();
-    let Some((value, deadline, clock)) = db.inspect(key) else {
+    let Some((value, deadline, clock, raw)) = db.inspect(key) else {
         return Frame::Null;
     };
     if deadline.is_some_and(|t| now_ms > t) {
@@ -173,6 +173,7 @@ fn answer(shard: &Shard, db: usize, key: &[u8], question: Question) -> Frame {
     let runtime = shard.runtime.borrow();
     let lfu = runtime.maxmemory_policy.is_lfu();
     match question {
+        Question::Encoding if raw => Frame::Bulk(Bytes::from_static(b"raw")),
         Question::Encoding => {
             Frame::Bulk(Bytes::from_static(memory::encoding(value, &runtime.encoding).as_bytes()))
         }
