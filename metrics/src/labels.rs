@@ -54,8 +54,10 @@ pub mod close_reason {
     /// Silent since accept (no ClientHello byte), its `--maxclients` place given to a new
     /// connection.
     pub const SILENT_EVICTED: &str = "silent_evicted";
+    /// Idle (nothing read) for longer than `--timeout` seconds (Redis's `timeout`).
+    pub const IDLE_TIMEOUT: &str = "idle_timeout";
     /// Every value, as exported at zero from the start.
-    pub const ALL: [&str; 10] = [
+    pub const ALL: [&str; 11] = [
         CLIENT_CLOSED,
         QUIT,
         PROTOCOL_ERROR,
@@ -66,6 +68,7 @@ pub mod close_reason {
         SHUTDOWN,
         OUTPUT_BUFFER_LIMIT,
         SILENT_EVICTED,
+        IDLE_TIMEOUT,
     ];
 }
 

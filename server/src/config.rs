@@ -263,6 +263,10 @@ pub struct ServerConfig {
     #[arg(long, env = "SHARDLINE_DATABASES", default_value_t = 16,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
     pub databases: usize,
+    /// Close a client idle (nothing read from or written to it) for this many seconds
+    /// (Redis's `timeout`); 0 = never. CONFIG SET may change it.
+    #[arg(long, env = "SHARDLINE_TIMEOUT", default_value_t = 0)]
+    pub timeout: u64,
     /// Dataset memory limit over all shards (Redis's `maxmemory`; units as Redis: `100mb`,
     /// `1gb`, bytes), split evenly: each shard keeps its keys within `maxmemory / smp` bytes
     /// of estimated use (see README "Memory limit"). 0 = no limit. CONFIG SET may change it.

@@ -311,6 +311,7 @@ async fn shard_main(
         silent: SilentConnections::default(),
         runtime: RefCell::new(RuntimeConfig::from_config(config, shared.clients.max())),
         slowlog: Slowlog::default(),
+        config_changed: event_listener::Event::new(),
     });
     if let Some(aof) = &shard.aof {
         shard.metrics.aof_replayed(aof.replayed.records);

@@ -103,6 +103,9 @@ pub struct Shard {
     pub runtime: RefCell<RuntimeConfig>,
     /// Commands that ran slower than `slowlog-log-slower-than` on this shard.
     pub slowlog: Slowlog,
+    /// Notified when CONFIG SET installed a new [`RuntimeConfig`] (connections re-read
+    /// `timeout`).
+    pub config_changed: event_listener::Event,
 }
 
 impl Shard {

@@ -240,15 +240,49 @@ fn config_set_output_buffer_limit_applies_to_open_connections() {
             "normal 16384 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
         )]),
     );
-    // The connection opened before the change is closed when a reply overflows it.
-    reader.send(&[b"GET", b"big"]);
-    let got = reader.read_exact_len(80 * 1024);
-    assert!(got.len() < 64 * 1024, "got {} bytes", got.len());
+    // The connection opened before the change is closed once unread replies pile up past
+    // 16 KiB (without a limit it would just wait for the client to read).
+    let mut pipeline = Vec::new();
+    for _ in 0..200 {
+        pipeline.extend_from_slice(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n");
+    }
+    reader.send_raw(&pipeline);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let got = reader.read_exact_len(200 * 65 * 1024);
+    assert!(got.len() < 199 * 64 * 1024, "got {} bytes", got.len());
     assert!(reader.closed_by_server());
+    wait_for(|| {
+        server.metric(
+            "shardline_connections_closed_total",
+            &[("reason", "output_buffer_limit")],
+        ) >= 1.0
+    });
     let mut fresh = RawClient::plain(server.addr);
     fresh.roundtrip(
         &[b"AUTH", b"default", server.password.as_bytes()],
         b"+OK\r\n",
     );
     assert_eq!(text(fresh.request(&[b"PING"])), "+PONG\r\n");
+}
+
+#[test]
+fn config_set_timeout_closes_idle_clients() {
+    let server = Server::start(ARGS);
+    let mut admin = login_plain(&server);
+    let mut idle = login_plain(&server);
+    admin.roundtrip(&[b"CONFIG", b"SET", b"timeout", b"1"], b"+OK\r\n");
+    admin.roundtrip(&[b"CONFIG", b"GET", b"timeout"], &flat_map(&[("timeout", "1")]));
+    let started = std::time::Instant::now();
+    assert!(idle.closed_by_server(), "the idle client was not closed");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(500));
+    wait_for(|| {
+        server.metric(
+            "shardline_connections_closed_total",
+            &[("reason", "idle_timeout")],
+        ) >= 2.0
+    });
+    let mut fresh = login_plain(&server);
+    fresh.roundtrip(&[b"CONFIG", b"SET", b"timeout", b"0"], b"+OK\r\n");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    fresh.roundtrip(&[b"PING"], b"+PONG\r\n");
 }

@@ -66,6 +66,8 @@ pub enum CloseReason {
     OutputBufferLimit,
     /// Silent since accept, its place given to a new connection at `--maxclients`.
     SilentEvicted,
+    /// Nothing read for longer than `--timeout` seconds.
+    IdleTimeout,
 }
 
 impl CloseReason {
@@ -82,6 +84,7 @@ impl CloseReason {
             CloseReason::Shutdown => close_reason::SHUTDOWN,
             CloseReason::OutputBufferLimit => close_reason::OUTPUT_BUFFER_LIMIT,
             CloseReason::SilentEvicted => close_reason::SILENT_EVICTED,
+            CloseReason::IdleTimeout => close_reason::IDLE_TIMEOUT,
         }
     }
 }

@@ -86,6 +86,16 @@ where
     reason
 }
 
+/// What ends one wait of [`Connection::serve`].
+enum Wake {
+    Stream(StreamEvent),
+    Shutdown,
+    /// `timeout` seconds may have passed since the last read or write.
+    Idle,
+    /// CONFIG SET ran: `timeout` may have changed.
+    ConfigChanged,
+}
+
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
     async fn serve(&mut self) -> CloseReason {
         let mut chunk = vec![0u8; READ_CHUNK];
@@ -93,6 +103,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
         // allocation and a lock on the shared event each time.
         let shard = self.shard;
         let mut shutdown = std::pin::pin!(shard.shared.shutdown.wait());
+        // Wakes the wait below when CONFIG SET changes `timeout`.
+        let mut config_changed = shard.config_changed.listen();
         loop {
             if let Err(reason) = self.execute_buffered().await {
                 return reason;
@@ -101,9 +113,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                 return self.finish(CloseReason::Shutdown).await;
             }
             let mut sent = 0;
+            // Redis's `timeout`: idle clients are closed (0 = never; CONFIG SET changes it).
+            let idle_limit = self.shard.runtime.borrow().timeout_seconds;
+            let idle_deadline = (idle_limit > 0)
+                .then(|| self.session.last_interaction + Duration::from_secs(idle_limit));
             let event = futures_lite::future::or(
                 async {
-                    Some(
+                    Wake::Stream(
                         duplex::write_while_reading(
                             &mut self.stream,
                             &mut self.pipeline.out,
@@ -113,16 +129,49 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                         .await,
                     )
                 },
-                async {
-                    shutdown.as_mut().await;
-                    None
-                },
+                futures_lite::future::or(
+                    async {
+                        shutdown.as_mut().await;
+                        Wake::Shutdown
+                    },
+                    futures_lite::future::or(
+                        async {
+                            match idle_deadline {
+                                Some(at) => {
+                                    let left = at.saturating_duration_since(Instant::now());
+                                    glommio::timer::sleep(left).await;
+                                    Wake::Idle
+                                }
+                                None => std::future::pending().await,
+                            }
+                        },
+                        async {
+                            (&mut config_changed).await;
+                            Wake::ConfigChanged
+                        },
+                    ),
+                ),
             )
             .await;
             self.sent(sent);
+            if sent > 0 {
+                // Redis's `lastinteraction` moves on writes too.
+                self.session.last_interaction = Instant::now();
+            }
+            let event = match event {
+                Wake::Shutdown => return self.finish(CloseReason::Shutdown).await,
+                Wake::Idle if self.session.last_interaction.elapsed() >= Duration::from_secs(idle_limit) => {
+                    return CloseReason::IdleTimeout;
+                }
+                Wake::Idle => continue,
+                Wake::ConfigChanged => {
+                    config_changed = shard.config_changed.listen();
+                    continue;
+                }
+                Wake::Stream(event) => event,
+            };
             match event {
-                None => return self.finish(CloseReason::Shutdown).await,
-                Some(StreamEvent::Read(n)) => {
+                StreamEvent::Read(n) => {
                     // Redis's `lastinteraction`: CLIENT LIST `idle` counts from the last read.
                     self.session.last_interaction = Instant::now();
                     self.shard.metrics.bytes_received(n);
@@ -136,10 +185,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                             .await;
                     }
                 }
-                Some(StreamEvent::Flushed) => self.shrink_output(),
+                StreamEvent::Flushed => self.shrink_output(),
                 // Replies to requests sent before a half-close still go out.
-                Some(StreamEvent::Eof) => return self.finish(CloseReason::ClientClosed).await,
-                Some(StreamEvent::Failed) => return CloseReason::IoError,
+                StreamEvent::Eof => return self.finish(CloseReason::ClientClosed).await,
+                StreamEvent::Failed => return CloseReason::IoError,
             }
             if let Err(reason) = self.check_output() {
                 return reason;

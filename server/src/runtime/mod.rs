@@ -137,6 +137,9 @@ pub struct RuntimeConfig {
     pub pubsub_output_limit: OutputBufferLimit,
     /// `maxclients`.
     pub maxclients: usize,
+    /// `timeout`: seconds a client may stay idle (nothing read or written) before it is
+    /// closed; 0 = never.
+    pub timeout_seconds: u64,
     /// Thresholds of OBJECT ENCODING.
     pub encoding: EncodingKnobs,
 }
@@ -172,6 +175,7 @@ impl RuntimeConfig {
             replica_output_limit: DEFAULT_REPLICA_OUTPUT_LIMIT,
             pubsub_output_limit: DEFAULT_PUBSUB_OUTPUT_LIMIT,
             maxclients,
+            timeout_seconds: config.timeout,
             encoding: EncodingKnobs {
                 hash_max_listpack_entries: config.hash_max_listpack_entries,
                 hash_max_listpack_value: config.hash_max_listpack_value,
@@ -214,4 +218,5 @@ pub fn apply(shard: &crate::shard::Shard, next: RuntimeConfig) {
     shard.slowlog.trim(next.slowlog_max_len);
     shard.shared.clients.set_max(next.maxclients);
     *shard.runtime.borrow_mut() = next;
+    shard.config_changed.notify(usize::MAX);
 }

@@ -300,7 +300,10 @@ static PARAMS: &[Param] = &[
     rw("client-output-buffer-limit", None, output_limits, set_output_limits),
     ro("client-query-buffer-limit", |v| v.config.client_query_buffer_limit.to_string()),
     ro("proto-max-bulk-len", |v| v.config.proto_max_bulk_len.to_string()),
-    ro("timeout", |_| "0".into()),
+    rw("timeout", None, |v| v.runtime.timeout_seconds.to_string(), |r, v| {
+        r.timeout_seconds = integer(v, 0, i64::from(i32::MAX))? as u64;
+        Ok(())
+    }),
     ro("databases", |v| v.config.databases.to_string()),
     ro("port", port),
     ro("tls-port", tls_port),
