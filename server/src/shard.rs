@@ -198,7 +198,6 @@ impl Shard {
             self.slowlog
                 .record(args, micros, slower_than, slowlog_len, ("", ""));
         }
-        dbs[db].settle();
         if let Some(aof) = &self.aof {
             aof.log_command(&mut dbs, db, args, &frame, dirty_before);
         }

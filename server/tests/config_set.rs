@@ -286,3 +286,18 @@ fn config_set_timeout_closes_idle_clients() {
     std::thread::sleep(std::time::Duration::from_millis(1500));
     fresh.roundtrip(&[b"PING"], b"+PONG\r\n");
 }
+
+#[test]
+fn config_set_maxclients_refuses_new_clients_only() {
+    let server = Server::start(ARGS);
+    let mut admin = login_plain(&server);
+    let mut second = login_plain(&server);
+    admin.roundtrip(&[b"CONFIG", b"SET", b"maxclients", b"2"], b"+OK\r\n");
+    let mut third = RawClient::plain(server.addr);
+    third.roundtrip(&[b"PING"], b"-ERR max number of clients reached\r\n");
+    // Clients already connected stay; raising the limit lets new ones in.
+    second.roundtrip(&[b"PING"], b"+PONG\r\n");
+    admin.roundtrip(&[b"CONFIG", b"SET", b"maxclients", b"10"], b"+OK\r\n");
+    let mut fourth = login_plain(&server);
+    fourth.roundtrip(&[b"CONFIG", b"GET", b"maxclients"], &flat_map(&[("maxclients", "10")]));
+}

@@ -125,6 +125,7 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         }
     };
     let reply = handler(db, args, now_ms);
+    db.settle();
     // Redis turns a string changed in place into a `raw` one (OBJECT ENCODING).
     if matches!(spec.name, "append" | "setrange") && !reply.is_error() {
         db.mark_raw(&args[1]);

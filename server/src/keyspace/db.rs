@@ -160,11 +160,19 @@ impl Db {
         self.bulk_loading = true;
     }
 
-    /// Ends a [`Db::start_bulk_load`]: builds the SCAN index of every key.
+    /// Ends a [`Db::start_bulk_load`]: builds the SCAN index of every key, and sets every
+    /// key's access clock to now (a log replays at time 0; Redis's keys are as fresh as the
+    /// load too).
     pub fn finish_bulk_load(&mut self) {
         if !std::mem::take(&mut self.bulk_loading) {
             return;
         }
+        let now_ms = crate::shard::unix_time_ms();
+        let clock = match self.access {
+            AccessClock::Lru => lru_clock(now_ms),
+            AccessClock::Lfu { .. } => lfu_new(now_ms),
+        };
+        self.map.values_mut().for_each(|e| e.clock = clock);
         let hasher = &self.scan_hasher;
         self.scan_index = self
             .map
