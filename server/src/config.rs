@@ -293,7 +293,11 @@ pub struct ServerConfig {
     pub slowlog_max_len: usize,
     /// OBJECT ENCODING reports `listpack` for a hash of at most this many fields (Redis's
     /// `hash-max-listpack-entries`); storage does not change.
-    #[arg(long, env = "SHARDLINE_HASH_MAX_LISTPACK_ENTRIES", default_value_t = 128)]
+    #[arg(
+        long,
+        env = "SHARDLINE_HASH_MAX_LISTPACK_ENTRIES",
+        default_value_t = 128
+    )]
     pub hash_max_listpack_entries: u64,
     /// ... whose fields and values are at most this many bytes (`hash-max-listpack-value`).
     #[arg(long, env = "SHARDLINE_HASH_MAX_LISTPACK_VALUE", default_value_t = 64)]

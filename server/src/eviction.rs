@@ -92,7 +92,10 @@ fn make_room(
             return false;
         };
         dbs[index].evict(&victim.key);
-        shard.info.evicted_keys.set(shard.info.evicted_keys.get() + 1);
+        shard
+            .info
+            .evicted_keys
+            .set(shard.info.evicted_keys.get() + 1);
         shard.metrics.key_evicted();
         // The command's own database is logged with the command (its removals first).
         if index != selected {

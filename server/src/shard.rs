@@ -181,10 +181,7 @@ impl Shard {
         let dirty_before = dbs[db].dirty();
         let (slower_than, slowlog_len) = {
             let runtime = self.runtime.borrow();
-            (
-                runtime.slowlog_log_slower_than,
-                runtime.slowlog_max_len,
-            )
+            (runtime.slowlog_log_slower_than, runtime.slowlog_max_len)
         };
         let started = (slower_than >= 0).then(std::time::Instant::now);
         let run = || crate::cmd::databases::execute_in(&mut dbs, db, args, now_ms);

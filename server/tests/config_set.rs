@@ -72,7 +72,14 @@ fn config_get_answers_redis_names_and_globs() {
         ]),
     );
     client.roundtrip(
-        &[b"CONFIG", b"GET", b"slowlog-*", b"databases", b"appendfsync", b"smp"],
+        &[
+            b"CONFIG",
+            b"GET",
+            b"slowlog-*",
+            b"databases",
+            b"appendfsync",
+            b"smp",
+        ],
         &flat_map(&[
             ("appendfsync", "everysec"),
             ("slowlog-log-slower-than", "-1"),
@@ -171,9 +178,15 @@ fn config_set_reaches_every_shard() {
         client.roundtrip(&[b"OBJECT", b"FREQ", key.as_bytes()], b":5\r\n");
         client.roundtrip(&[b"HGET", key.as_bytes(), b"f"], b"$1\r\nv\r\n");
         client.roundtrip(&[b"OBJECT", b"FREQ", key.as_bytes()], b":6\r\n");
-        client.roundtrip(&[b"OBJECT", b"ENCODING", key.as_bytes()], b"$8\r\nlistpack\r\n");
+        client.roundtrip(
+            &[b"OBJECT", b"ENCODING", key.as_bytes()],
+            b"$8\r\nlistpack\r\n",
+        );
         client.roundtrip(&[b"HSET", key.as_bytes(), b"g", b"w"], b":1\r\n");
-        client.roundtrip(&[b"OBJECT", b"ENCODING", key.as_bytes()], b"$9\r\nhashtable\r\n");
+        client.roundtrip(
+            &[b"OBJECT", b"ENCODING", key.as_bytes()],
+            b"$9\r\nhashtable\r\n",
+        );
     }
     // Every connection (whichever shard accepted it) reads the new values.
     for _ in 0..6 {
@@ -198,7 +211,10 @@ fn config_set_reaches_every_shard() {
 
 /// Sum of the shard's fdatasyncs so far (`aof_fsync_duration_seconds_count`).
 fn fsyncs(server: &Server, shard: &str) -> f64 {
-    server.metric("shardline_aof_fsync_duration_seconds_count", &[("shard", shard)])
+    server.metric(
+        "shardline_aof_fsync_duration_seconds_count",
+        &[("shard", shard)],
+    )
 }
 
 #[test]
@@ -230,7 +246,12 @@ fn config_set_output_buffer_limit_applies_to_open_connections() {
     let mut reader = login_plain(&server);
     admin.roundtrip(&[b"SET", b"big", &vec![b'x'; 64 * 1024]], b"+OK\r\n");
     admin.roundtrip(
-        &[b"CONFIG", b"SET", b"client-output-buffer-limit", b"normal 16kb 0 0"],
+        &[
+            b"CONFIG",
+            b"SET",
+            b"client-output-buffer-limit",
+            b"normal 16kb 0 0",
+        ],
         b"+OK\r\n",
     );
     admin.roundtrip(
@@ -271,7 +292,10 @@ fn config_set_timeout_closes_idle_clients() {
     let mut admin = login_plain(&server);
     let mut idle = login_plain(&server);
     admin.roundtrip(&[b"CONFIG", b"SET", b"timeout", b"1"], b"+OK\r\n");
-    admin.roundtrip(&[b"CONFIG", b"GET", b"timeout"], &flat_map(&[("timeout", "1")]));
+    admin.roundtrip(
+        &[b"CONFIG", b"GET", b"timeout"],
+        &flat_map(&[("timeout", "1")]),
+    );
     let started = std::time::Instant::now();
     assert!(idle.closed_by_server(), "the idle client was not closed");
     assert!(started.elapsed() >= std::time::Duration::from_millis(500));
@@ -299,5 +323,8 @@ fn config_set_maxclients_refuses_new_clients_only() {
     second.roundtrip(&[b"PING"], b"+PONG\r\n");
     admin.roundtrip(&[b"CONFIG", b"SET", b"maxclients", b"10"], b"+OK\r\n");
     let mut fourth = login_plain(&server);
-    fourth.roundtrip(&[b"CONFIG", b"GET", b"maxclients"], &flat_map(&[("maxclients", "10")]));
+    fourth.roundtrip(
+        &[b"CONFIG", b"GET", b"maxclients"],
+        &flat_map(&[("maxclients", "10")]),
+    );
 }

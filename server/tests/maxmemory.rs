@@ -39,14 +39,23 @@ fn evicted(server: &Server) -> f64 {
 
 /// Writes `count` keys `prefix:N` with a 100-byte value (each ~200 bytes in the estimate:
 /// 400 KB in all, twice the limit); every write must succeed.
-fn fill(client: &mut RawClient, prefix: &str, count: usize, ttl: Option<u64>, between: impl Fn(&mut RawClient)) {
+fn fill(
+    client: &mut RawClient,
+    prefix: &str,
+    count: usize,
+    ttl: Option<u64>,
+    between: impl Fn(&mut RawClient),
+) {
     let value = [b'v'; 100];
     for i in 0..count {
         let key = format!("{prefix}:{i}");
         match ttl {
             Some(seconds) => {
                 let ex = (seconds + i as u64).to_string();
-                client.roundtrip(&[b"SET", key.as_bytes(), &value, b"EX", ex.as_bytes()], b"+OK\r\n");
+                client.roundtrip(
+                    &[b"SET", key.as_bytes(), &value, b"EX", ex.as_bytes()],
+                    b"+OK\r\n",
+                );
             }
             None => client.roundtrip(&[b"SET", key.as_bytes(), &value], b"+OK\r\n"),
         }
@@ -67,7 +76,10 @@ fn noeviction_refuses_denyoom_commands_only() {
         client.send(&[b"SET", key.as_bytes(), &value]);
         let reply = client.read_reply();
         if reply != b"+OK\r\n" {
-            assert_eq!(String::from_utf8_lossy(&reply), String::from_utf8_lossy(OOM));
+            assert_eq!(
+                String::from_utf8_lossy(&reply),
+                String::from_utf8_lossy(OOM)
+            );
             refused_at = Some(i);
             break;
         }
@@ -75,7 +87,10 @@ fn noeviction_refuses_denyoom_commands_only() {
     let refused_at = refused_at.expect("an OOM error before 4000 keys of 200 bytes");
     assert!(refused_at > 100, "refused after only {refused_at} keys");
     // Reads and deletions still run; nothing was evicted.
-    client.roundtrip(&[b"GET", b"k:0"], &[b"$100\r\n".as_slice(), &value, b"\r\n"].concat());
+    client.roundtrip(
+        &[b"GET", b"k:0"],
+        &[b"$100\r\n".as_slice(), &value, b"\r\n"].concat(),
+    );
     client.roundtrip(&[b"DEL", b"k:0", b"k:1", b"k:2"], b":3\r\n");
     assert_eq!(evicted(&server), 0.0);
     client.roundtrip(&[b"CONFIG", b"SET", b"maxmemory", b"0"], b"+OK\r\n");
@@ -119,7 +134,12 @@ fn allkeys_random_evicts() {
 
 #[test]
 fn volatile_policies_evict_only_keys_with_a_deadline() {
-    for policy in ["volatile-lru", "volatile-random", "volatile-ttl", "volatile-lfu"] {
+    for policy in [
+        "volatile-lru",
+        "volatile-random",
+        "volatile-ttl",
+        "volatile-lfu",
+    ] {
         let server = start(policy);
         let mut client = login_plain(&server);
         fill(&mut client, "keep", 300, None, |_| {});

@@ -39,7 +39,10 @@ fn object_encoding_follows_redis_7_0() {
         c.roundtrip(&[b"SET", k("raw").as_bytes(), &[b'x'; 45]], b"+OK\r\n");
         c.roundtrip(&[b"RPUSH", k("list").as_bytes(), b"a"], b":1\r\n");
         c.roundtrip(&[b"HSET", k("hsmall").as_bytes(), b"f", b"v"], b":1\r\n");
-        c.roundtrip(&[b"HSET", k("hbig").as_bytes(), b"f", &[b'v'; 65]], b":1\r\n");
+        c.roundtrip(
+            &[b"HSET", k("hbig").as_bytes(), b"f", &[b'v'; 65]],
+            b":1\r\n",
+        );
         c.roundtrip(&[b"SADD", k("sint").as_bytes(), b"1", b"2"], b":2\r\n");
         c.roundtrip(&[b"SADD", k("sstr").as_bytes(), b"a"], b":1\r\n");
         let expected = [
@@ -63,10 +66,16 @@ fn object_encoding_follows_redis_7_0() {
         assert_eq!(encoding(&mut c, &k("rng")), "int");
         // Redis shares the integers 0..9999 (refcount INT_MAX); 12345 is its own object.
         c.roundtrip(&[b"SET", k("small").as_bytes(), b"123"], b"+OK\r\n");
-        c.roundtrip(&[b"OBJECT", b"REFCOUNT", k("small").as_bytes()], b":2147483647\r\n");
+        c.roundtrip(
+            &[b"OBJECT", b"REFCOUNT", k("small").as_bytes()],
+            b":2147483647\r\n",
+        );
         c.roundtrip(&[b"OBJECT", b"REFCOUNT", k("int").as_bytes()], b":1\r\n");
         c.roundtrip(&[b"OBJECT", b"REFCOUNT", k("emb").as_bytes()], b":1\r\n");
-        c.roundtrip(&[b"OBJECT", b"ENCODING", k("missing").as_bytes()], b"$-1\r\n");
+        c.roundtrip(
+            &[b"OBJECT", b"ENCODING", k("missing").as_bytes()],
+            b"$-1\r\n",
+        );
         // MEMORY USAGE: 96 bytes per key + key + value (see keyspace/memory.rs).
         let expected = 96 + k("emb").len() + 5;
         c.roundtrip(
@@ -111,7 +120,11 @@ fn reads_reset_the_idle_time_ttl_type_exists_do_not() {
         c.roundtrip(&[b"TYPE", key.as_bytes()], b"+string\r\n");
         c.roundtrip(&[b"EXISTS", key.as_bytes()], b":1\r\n");
         let idle = c.request(&[b"OBJECT", b"IDLETIME", key.as_bytes()]);
-        assert!(idle == b":2\r\n" || idle == b":3\r\n", "{:?}", String::from_utf8_lossy(&idle));
+        assert!(
+            idle == b":2\r\n" || idle == b":3\r\n",
+            "{:?}",
+            String::from_utf8_lossy(&idle)
+        );
         c.roundtrip(&[b"GET", key.as_bytes()], &bulk("v"));
         c.roundtrip(&[b"OBJECT", b"IDLETIME", key.as_bytes()], b":0\r\n");
     }
@@ -125,7 +138,10 @@ fn slowlog_keeps_commands_of_every_shard() {
     c.roundtrip(&[b"SET", a.as_bytes(), b"before"], b"+OK\r\n");
     // Default 10000 µs: a SET is not that slow.
     c.roundtrip(&[b"SLOWLOG", b"LEN"], b":0\r\n");
-    c.roundtrip(&[b"CONFIG", b"SET", b"slowlog-log-slower-than", b"0"], b"+OK\r\n");
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"slowlog-log-slower-than", b"0"],
+        b"+OK\r\n",
+    );
     c.roundtrip(&[b"SET", a.as_bytes(), b"1"], b"+OK\r\n");
     let long = vec![b'x'; 200];
     c.roundtrip(&[b"SET", b.as_bytes(), &long], b"+OK\r\n");
@@ -145,11 +161,27 @@ fn slowlog_keeps_commands_of_every_shard() {
     assert_eq!(lines[11], truncated);
     let older = text.find(&format!("\r\n:{}\r\n", newest_id - 1));
     assert!(older.is_some(), "older entry id {}: {text}", newest_id - 1);
-    assert!(text.contains(&format!("*3\r\n$3\r\nSET\r\n${}\r\n{a}\r\n$1\r\n1\r\n", a.len())));
-    c.roundtrip(&[b"SLOWLOG", b"GET", b"1"], &[b"*1\r\n".as_slice(), &got[4..4 + got[4..].windows(6).position(|w| w == b"\r\n*6\r\n").map_or(got.len() - 4, |p| p + 2)]].concat());
+    assert!(text.contains(&format!(
+        "*3\r\n$3\r\nSET\r\n${}\r\n{a}\r\n$1\r\n1\r\n",
+        a.len()
+    )));
+    c.roundtrip(
+        &[b"SLOWLOG", b"GET", b"1"],
+        &[
+            b"*1\r\n".as_slice(),
+            &got[4..4 + got[4..]
+                .windows(6)
+                .position(|w| w == b"\r\n*6\r\n")
+                .map_or(got.len() - 4, |p| p + 2)],
+        ]
+        .concat(),
+    );
     c.roundtrip(&[b"SLOWLOG", b"RESET"], b"+OK\r\n");
     c.roundtrip(&[b"SLOWLOG", b"LEN"], b":0\r\n");
-    c.roundtrip(&[b"CONFIG", b"SET", b"slowlog-log-slower-than", b"-1"], b"+OK\r\n");
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"slowlog-log-slower-than", b"-1"],
+        b"+OK\r\n",
+    );
     c.roundtrip(&[b"SET", a.as_bytes(), b"2"], b"+OK\r\n");
     c.roundtrip(&[b"SLOWLOG", b"LEN"], b":0\r\n");
     c.roundtrip(

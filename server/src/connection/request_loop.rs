@@ -160,7 +160,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             }
             let event = match event {
                 Wake::Shutdown => return self.finish(CloseReason::Shutdown).await,
-                Wake::Idle if self.session.last_interaction.elapsed() >= Duration::from_secs(idle_limit) => {
+                Wake::Idle
+                    if self.session.last_interaction.elapsed()
+                        >= Duration::from_secs(idle_limit) =>
+                {
                     return CloseReason::IdleTimeout;
                 }
                 Wake::Idle => continue,

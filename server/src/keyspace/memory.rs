@@ -99,11 +99,7 @@ pub fn lfu_counter(clock: u32, now_ms: u64, decay_minutes: u32) -> u8 {
     } else {
         u16::MAX - last + now
     };
-    let periods = if decay_minutes == 0 {
-        0
-    } else {
-        u32::from(elapsed) / decay_minutes
-    };
+    let periods = u32::from(elapsed).checked_div(decay_minutes).unwrap_or(0);
     counter.saturating_sub(periods.min(255) as u8)
 }
 

@@ -98,7 +98,9 @@ fn integer(value: &str, min: i64, max: i64) -> Result<i64, String> {
         .parse()
         .map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
     if !(min..=max).contains(&n) {
-        return Err(format!("argument must be between {min} and {max} inclusive"));
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
     }
     Ok(n)
 }
@@ -126,8 +128,7 @@ fn set_output_limits(runtime: &mut RuntimeConfig, value: &str) -> Result<(), Str
             (size(group[1]), size(group[2]), group[3].parse::<u64>())
         else {
             return Err(
-                "Error in hard, soft or soft_seconds setting in buffer limit configuration."
-                    .into(),
+                "Error in hard, soft or soft_seconds setting in buffer limit configuration.".into(),
             );
         };
         let limit = OutputBufferLimit {
@@ -139,7 +140,9 @@ fn set_output_limits(runtime: &mut RuntimeConfig, value: &str) -> Result<(), Str
             "normal" => next.client_output_buffer_limit = limit,
             "replica" | "slave" => next.replica_output_limit = limit,
             "pubsub" => next.pubsub_output_limit = limit,
-            _ => return Err("Invalid client class specified in buffer limit configuration.".into()),
+            _ => {
+                return Err("Invalid client class specified in buffer limit configuration.".into())
+            }
         }
     }
     *runtime = next;
@@ -149,7 +152,10 @@ fn set_output_limits(runtime: &mut RuntimeConfig, value: &str) -> Result<(), Str
 fn output_limits(view: &View) -> String {
     let r = view.runtime;
     let class = |name: &str, l: &OutputBufferLimit| {
-        format!("{name} {} {} {}", l.hard_bytes, l.soft_bytes, l.soft_seconds)
+        format!(
+            "{name} {} {} {}",
+            l.hard_bytes, l.soft_bytes, l.soft_seconds
+        )
     };
     format!(
         "{} {} {}",
@@ -218,31 +224,61 @@ fn path_or_empty(path: &Option<std::path::PathBuf>) -> String {
 
 static PARAMS: &[Param] = &[
     // Memory limit and eviction (runtime).
-    rw("maxmemory", None, |v| v.runtime.maxmemory.to_string(), |r, v| {
-        r.maxmemory = memory(v)?;
-        Ok(())
-    }),
-    rw("maxmemory-policy", None, |v| v.runtime.maxmemory_policy.name().into(), |r, v| {
-        r.maxmemory_policy = policy(v)?;
-        Ok(())
-    }),
-    rw("maxmemory-samples", None, |v| v.runtime.maxmemory_samples.to_string(), |r, v| {
-        r.maxmemory_samples = integer(v, 1, 64)? as usize;
-        Ok(())
-    }),
-    rw("lfu-log-factor", None, |v| v.runtime.lfu_log_factor.to_string(), |r, v| {
-        r.lfu_log_factor = integer(v, 0, i64::from(i32::MAX))? as u32;
-        Ok(())
-    }),
-    rw("lfu-decay-time", None, |v| v.runtime.lfu_decay_time.to_string(), |r, v| {
-        r.lfu_decay_time = integer(v, 0, i64::from(i32::MAX))? as u32;
-        Ok(())
-    }),
+    rw(
+        "maxmemory",
+        None,
+        |v| v.runtime.maxmemory.to_string(),
+        |r, v| {
+            r.maxmemory = memory(v)?;
+            Ok(())
+        },
+    ),
+    rw(
+        "maxmemory-policy",
+        None,
+        |v| v.runtime.maxmemory_policy.name().into(),
+        |r, v| {
+            r.maxmemory_policy = policy(v)?;
+            Ok(())
+        },
+    ),
+    rw(
+        "maxmemory-samples",
+        None,
+        |v| v.runtime.maxmemory_samples.to_string(),
+        |r, v| {
+            r.maxmemory_samples = integer(v, 1, 64)? as usize;
+            Ok(())
+        },
+    ),
+    rw(
+        "lfu-log-factor",
+        None,
+        |v| v.runtime.lfu_log_factor.to_string(),
+        |r, v| {
+            r.lfu_log_factor = integer(v, 0, i64::from(i32::MAX))? as u32;
+            Ok(())
+        },
+    ),
+    rw(
+        "lfu-decay-time",
+        None,
+        |v| v.runtime.lfu_decay_time.to_string(),
+        |r, v| {
+            r.lfu_decay_time = integer(v, 0, i64::from(i32::MAX))? as u32;
+            Ok(())
+        },
+    ),
     // Persistence.
-    rw("appendfsync", None, |v| fsync_name(v.runtime.appendfsync).into(), |r, v| {
-        r.appendfsync = fsync(v)?;
-        Ok(())
-    }),
+    rw(
+        "appendfsync",
+        None,
+        |v| fsync_name(v.runtime.appendfsync).into(),
+        |r, v| {
+            r.appendfsync = fsync(v)?;
+            Ok(())
+        },
+    ),
     rw(
         "appendonly",
         None,
@@ -263,11 +299,18 @@ static PARAMS: &[Param] = &[
     ),
     ro("appenddirname", |_| crate::aof::DIR_NAME.into()),
     // The log holds commands only: `no` is the truth, and setting it again is accepted.
-    rw("aof-use-rdb-preamble", None, |_| "no".into(), |_, v| match v.to_ascii_lowercase().as_str() {
-        "no" => Ok(()),
-        "yes" => Err("shardline's append-only log holds commands only (no RDB preamble)".into()),
-        _ => Err("argument must be 'yes' or 'no'".into()),
-    }),
+    rw(
+        "aof-use-rdb-preamble",
+        None,
+        |_| "no".into(),
+        |_, v| match v.to_ascii_lowercase().as_str() {
+            "no" => Ok(()),
+            "yes" => {
+                Err("shardline's append-only log holds commands only (no RDB preamble)".into())
+            }
+            _ => Err("argument must be 'yes' or 'no'".into()),
+        },
+    ),
     ro("auto-aof-rewrite-percentage", |v| {
         v.config.auto_aof_rewrite_percentage.to_string()
     }),
@@ -275,44 +318,84 @@ static PARAMS: &[Param] = &[
         v.config.auto_aof_rewrite_min_size.to_string()
     }),
     // No RDB snapshots: `save` is empty, and setting it empty again is accepted.
-    rw("save", None, |_| String::new(), |_, v| {
-        if v.trim().is_empty() {
-            Ok(())
-        } else {
-            Err("shardline keeps no RDB snapshots (persistence is the append-only log)".into())
-        }
-    }),
+    rw(
+        "save",
+        None,
+        |_| String::new(),
+        |_, v| {
+            if v.trim().is_empty() {
+                Ok(())
+            } else {
+                Err("shardline keeps no RDB snapshots (persistence is the append-only log)".into())
+            }
+        },
+    ),
     ro("dir", |v| v.config.data_dir.display().to_string()),
     // Slowlog.
-    rw("slowlog-log-slower-than", None, |v| v.runtime.slowlog_log_slower_than.to_string(), |r, v| {
-        r.slowlog_log_slower_than = integer(v, -1, i64::MAX)?;
-        Ok(())
-    }),
-    rw("slowlog-max-len", None, |v| v.runtime.slowlog_max_len.to_string(), |r, v| {
-        r.slowlog_max_len = count(v, 0)? as usize;
-        Ok(())
-    }),
+    rw(
+        "slowlog-log-slower-than",
+        None,
+        |v| v.runtime.slowlog_log_slower_than.to_string(),
+        |r, v| {
+            r.slowlog_log_slower_than = integer(v, -1, i64::MAX)?;
+            Ok(())
+        },
+    ),
+    rw(
+        "slowlog-max-len",
+        None,
+        |v| v.runtime.slowlog_max_len.to_string(),
+        |r, v| {
+            r.slowlog_max_len = count(v, 0)? as usize;
+            Ok(())
+        },
+    ),
     // Clients.
-    rw("maxclients", None, |v| v.runtime.maxclients.to_string(), |r, v| {
-        r.maxclients = integer(v, 1, i64::from(u32::MAX))? as usize;
-        Ok(())
+    rw(
+        "maxclients",
+        None,
+        |v| v.runtime.maxclients.to_string(),
+        |r, v| {
+            r.maxclients = integer(v, 1, i64::from(u32::MAX))? as usize;
+            Ok(())
+        },
+    ),
+    rw(
+        "client-output-buffer-limit",
+        None,
+        output_limits,
+        set_output_limits,
+    ),
+    ro("client-query-buffer-limit", |v| {
+        v.config.client_query_buffer_limit.to_string()
     }),
-    rw("client-output-buffer-limit", None, output_limits, set_output_limits),
-    ro("client-query-buffer-limit", |v| v.config.client_query_buffer_limit.to_string()),
-    ro("proto-max-bulk-len", |v| v.config.proto_max_bulk_len.to_string()),
-    rw("timeout", None, |v| v.runtime.timeout_seconds.to_string(), |r, v| {
-        r.timeout_seconds = integer(v, 0, i64::from(i32::MAX))? as u64;
-        Ok(())
+    ro("proto-max-bulk-len", |v| {
+        v.config.proto_max_bulk_len.to_string()
     }),
+    rw(
+        "timeout",
+        None,
+        |v| v.runtime.timeout_seconds.to_string(),
+        |r, v| {
+            r.timeout_seconds = integer(v, 0, i64::from(i32::MAX))? as u64;
+            Ok(())
+        },
+    ),
     ro("databases", |v| v.config.databases.to_string()),
     ro("port", port),
     ro("tls-port", tls_port),
     ro("bind", |v| v.bound.ip().to_string()),
-    ro("tls-cert-file", |v| tls_file(v, &v.config.tls_cert, "cert.pem")),
-    ro("tls-key-file", |v| tls_file(v, &v.config.tls_key, "key.pem")),
+    ro("tls-cert-file", |v| {
+        tls_file(v, &v.config.tls_cert, "cert.pem")
+    }),
+    ro("tls-key-file", |v| {
+        tls_file(v, &v.config.tls_key, "key.pem")
+    }),
     ro("tls-ca-cert-file", |v| path_or_empty(&v.config.tls_ca)),
     ro("tls-auth-clients", |v| yes_no(v.config.tls_ca.is_some())),
-    ro("enable-debug-command", |v| yes_no(v.config.enable_debug_command)),
+    ro("enable-debug-command", |v| {
+        yes_no(v.config.enable_debug_command)
+    }),
     // Encodings OBJECT ENCODING reports (runtime).
     rw(
         "hash-max-listpack-entries",
@@ -364,7 +447,8 @@ static PARAMS: &[Param] = &[
         Some("list-max-ziplist-size"),
         |v| v.runtime.encoding.list_max_listpack_size.to_string(),
         |r, v| {
-            r.encoding.list_max_listpack_size = integer(v, i64::from(i32::MIN), i64::from(i32::MAX))?;
+            r.encoding.list_max_listpack_size =
+                integer(v, i64::from(i32::MIN), i64::from(i32::MAX))?;
             Ok(())
         },
     ),
@@ -382,35 +466,71 @@ static PARAMS: &[Param] = &[
     ro("task-quota-ms", |v| v.config.task_quota_ms.to_string()),
     ro("backlog", |v| v.config.backlog.to_string()),
     ro("tls", |v| yes_no(v.config.tls == TlsSwitch::On)),
-    ro("handshake-timeout-ms", |v| v.config.handshake_timeout_ms.to_string()),
-    ro("handshake-max-ms", |v| v.config.handshake_max_ms.to_string()),
+    ro("handshake-timeout-ms", |v| {
+        v.config.handshake_timeout_ms.to_string()
+    }),
+    ro("handshake-max-ms", |v| {
+        v.config.handshake_max_ms.to_string()
+    }),
     ro("tls-ticket-key-rotation", |v| {
         humantime::format_duration(v.config.tls_ticket_key_rotation).to_string()
     }),
     ro("users", |v| v.config.users_path().display().to_string()),
     ro("data-dir", |v| v.config.data_dir.display().to_string()),
     ro("hash-mode", |v| v.config.hash_mode.to_string()),
-    ro("hash-yield-every-rounds", |v| v.config.hash_yield_every_rounds.to_string()),
+    ro("hash-yield-every-rounds", |v| {
+        v.config.hash_yield_every_rounds.to_string()
+    }),
     ro("hash-threads", |v| v.config.hash_threads.to_string()),
-    ro("hash-queue-capacity", |v| v.config.hash_queue_capacity.to_string()),
+    ro("hash-queue-capacity", |v| {
+        v.config.hash_queue_capacity.to_string()
+    }),
     ro("auth-shares", |v| v.config.auth_shares.to_string()),
-    ro("max-concurrent-logins", |v| v.config.max_concurrent_logins.to_string()),
-    ro("login-queue-timeout-ms", |v| v.config.login_queue_timeout_ms.to_string()),
-    ro("login-queue-lifo-ms", |v| v.config.login_queue_lifo_ms.to_string()),
-    ro("credentials-cache-ttl-ms", |v| v.config.credentials_cache_ttl_ms.to_string()),
-    ro("credentials-cache-capacity", |v| v.config.credentials_cache_capacity.to_string()),
-    ro("max-password-bytes", |v| v.config.max_password_bytes.to_string()),
+    ro("max-concurrent-logins", |v| {
+        v.config.max_concurrent_logins.to_string()
+    }),
+    ro("login-queue-timeout-ms", |v| {
+        v.config.login_queue_timeout_ms.to_string()
+    }),
+    ro("login-queue-lifo-ms", |v| {
+        v.config.login_queue_lifo_ms.to_string()
+    }),
+    ro("credentials-cache-ttl-ms", |v| {
+        v.config.credentials_cache_ttl_ms.to_string()
+    }),
+    ro("credentials-cache-capacity", |v| {
+        v.config.credentials_cache_capacity.to_string()
+    }),
+    ro("max-password-bytes", |v| {
+        v.config.max_password_bytes.to_string()
+    }),
     ro("max-hash-rounds", |v| v.config.max_hash_rounds.to_string()),
-    ro("max-auth-failures", |v| v.config.max_auth_failures.to_string()),
+    ro("max-auth-failures", |v| {
+        v.config.max_auth_failures.to_string()
+    }),
     ro("metrics-bind", |v| v.config.metrics_bind.to_string()),
-    ro("metrics-max-concurrent-scrapes", |v| v.config.metrics_max_concurrent_scrapes.to_string()),
-    ro("metrics-request-timeout-ms", |v| v.config.metrics_request_timeout_ms.to_string()),
-    ro("blocked-reactor-notify-ms", |v| v.config.blocked_reactor_notify_ms.to_string()),
+    ro("metrics-max-concurrent-scrapes", |v| {
+        v.config.metrics_max_concurrent_scrapes.to_string()
+    }),
+    ro("metrics-request-timeout-ms", |v| {
+        v.config.metrics_request_timeout_ms.to_string()
+    }),
+    ro("blocked-reactor-notify-ms", |v| {
+        v.config.blocked_reactor_notify_ms.to_string()
+    }),
     ro("blocked-reactor-reports-per-minute", |v| {
         v.config.blocked_reactor_reports_per_minute.to_string()
     }),
-    ro("shutdown-timeout", |v| humantime::format_duration(v.config.shutdown_timeout).to_string()),
-    ro("max-multibulk-len", |v| v.config.max_multibulk_len.to_string()),
-    ro("expire-sweep-keys", |v| v.config.expire_sweep_keys.to_string()),
-    ro("cross-shard-queue", |v| v.config.cross_shard_queue.to_string()),
+    ro("shutdown-timeout", |v| {
+        humantime::format_duration(v.config.shutdown_timeout).to_string()
+    }),
+    ro("max-multibulk-len", |v| {
+        v.config.max_multibulk_len.to_string()
+    }),
+    ro("expire-sweep-keys", |v| {
+        v.config.expire_sweep_keys.to_string()
+    }),
+    ro("cross-shard-queue", |v| {
+        v.config.cross_shard_queue.to_string()
+    }),
 ];

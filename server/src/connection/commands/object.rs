@@ -174,9 +174,9 @@ fn answer(shard: &Shard, db: usize, key: &[u8], question: Question) -> Frame {
     let lfu = runtime.maxmemory_policy.is_lfu();
     match question {
         Question::Encoding if raw => Frame::Bulk(Bytes::from_static(b"raw")),
-        Question::Encoding => {
-            Frame::Bulk(Bytes::from_static(memory::encoding(value, &runtime.encoding).as_bytes()))
-        }
+        Question::Encoding => Frame::Bulk(Bytes::from_static(
+            memory::encoding(value, &runtime.encoding).as_bytes(),
+        )),
         Question::RefCount => {
             // Redis shares small integers unless an LRU/LFU policy keeps a clock per value.
             let clocked = runtime.maxmemory > 0

@@ -106,6 +106,6 @@ async fn get(shard: &Shard, count: usize) -> Frame {
             }
         }
     }
-    all.sort_by(|a, b| b.0.cmp(&a.0));
+    all.sort_by_key(|entry| std::cmp::Reverse(entry.0));
     Frame::Array(all.into_iter().take(count).map(|(_, f)| f).collect())
 }
