@@ -62,7 +62,16 @@ fn object_encoding_follows_redis_7_0() {
         c.roundtrip(&[b"SET", k("rng").as_bytes(), b"1234"], b"+OK\r\n");
         c.roundtrip(&[b"SETRANGE", k("rng").as_bytes(), b"0", b"2"], b":4\r\n");
         assert_eq!(encoding(&mut c, &k("rng")), "raw");
-        c.roundtrip(&[b"INCR", k("rng").as_bytes()], b":2235\r\n");
+        c.roundtrip(&[b"SET", k("rng").as_bytes(), b"2234"], b"+OK\r\n");
+        c.roundtrip(&[b"SETRANGE", k("rng").as_bytes(), b"0", b""], b":4\r\n");
+        assert_eq!(
+            encoding(&mut c, &k("rng")),
+            "int",
+            "an empty SETRANGE changes nothing"
+        );
+        c.roundtrip(&[b"APPEND", k("rng").as_bytes(), b"5"], b":5\r\n");
+        assert_eq!(encoding(&mut c, &k("rng")), "raw");
+        c.roundtrip(&[b"INCR", k("rng").as_bytes()], b":22346\r\n");
         assert_eq!(encoding(&mut c, &k("rng")), "int");
         // Redis shares the integers 0..9999 (refcount INT_MAX); 12345 is its own object.
         c.roundtrip(&[b"SET", k("small").as_bytes(), b"123"], b"+OK\r\n");

@@ -127,7 +127,12 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
     let reply = handler(db, args, now_ms);
     db.settle();
     // Redis turns a string changed in place into a `raw` one (OBJECT ENCODING).
-    if matches!(spec.name, "append" | "setrange") && !reply.is_error() {
+    let changed_in_place = match spec.name {
+        "append" => true,
+        "setrange" => args.get(3).is_some_and(|value| !value.is_empty()),
+        _ => false,
+    };
+    if changed_in_place && !reply.is_error() {
         db.mark_raw(&args[1]);
     }
     reply
