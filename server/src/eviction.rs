@@ -78,7 +78,10 @@ fn make_room(
             return true;
         }
         let mut best: Option<(usize, Candidate)> = None;
-        for (index, db) in dbs.iter().enumerate() {
+        // From a random database: ties (every `*-random` candidate) go to the first seen.
+        let start = rand::random::<usize>() % dbs.len().max(1);
+        for index in (start..dbs.len()).chain(0..start) {
+            let db = &dbs[index];
             if db.is_empty() {
                 continue;
             }

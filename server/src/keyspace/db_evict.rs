@@ -1,6 +1,6 @@
-//! Eviction candidates of one database (Redis 7.0 `evict.c` `evictionPoolPopulate`): random
-//! keys sampled from the SCAN index (all keys) or the expiry index (keys with a deadline),
-//! each starting at a random point of the index, so a sample costs O(log n) per key.
+//! Eviction candidates of one database (Redis 7.0 `evict.c` `evictionPoolPopulate`): keys
+//! sampled from the SCAN index (all keys) or the expiry index (keys with a deadline) from a
+//! random point, so a sample costs O(log n + samples).
 
 use bytes::Bytes;
 
@@ -31,9 +31,11 @@ pub enum Rank {
 }
 
 impl Db {
-    /// Up to `samples` keys picked at random (`volatile`: only keys with a deadline), each
-    /// scored by `rank` at `now_ms`. Keys already expired are not returned (the sweep and
-    /// lazy expiry remove them). Empty when the database has no such key.
+    /// Up to `samples` keys (`volatile`: only keys with a deadline), each scored by `rank` at
+    /// `now_ms`: consecutive keys of the SCAN index (or of the expiry index) from a random
+    /// point, wrapping around (Redis's `dictGetSomeKeys` walks consecutive buckets the same
+    /// way); under [`Rank::Deadline`] the keys with the nearest deadlines, exactly. A database
+    /// with at most `samples` such keys gives them all. Empty when it has none.
     pub fn eviction_sample(
         &self,
         samples: usize,
@@ -41,63 +43,54 @@ impl Db {
         rank: Rank,
         now_ms: u64,
     ) -> Vec<Candidate> {
-        let mut out: Vec<Candidate> = Vec::with_capacity(samples);
-        for _ in 0..samples {
-            let key = if volatile {
-                self.random_volatile_key()
+        let keys: Vec<&Bytes> =
+            if rank == Rank::Deadline || (volatile && self.expiry.len() <= samples) {
+                self.expiry.iter().take(samples).map(|(_, k)| k).collect()
+            } else if volatile {
+                let (first, _) = match self.expiry.first() {
+                    Some(first) => first,
+                    None => return Vec::new(),
+                };
+                let last = self.expiry.last().map_or(*first, |(t, _)| *t);
+                let at = first + rand::random::<u64>() % (last - first + 1);
+                let from = (at, Bytes::new());
+                self.expiry
+                    .range(&from..)
+                    .chain(self.expiry.range(..&from))
+                    .take(samples)
+                    .map(|(_, k)| k)
+                    .collect()
+            } else if self.bulk_loading || self.scan_index.len() <= samples {
+                self.map.keys().take(samples).collect()
             } else {
-                self.random_key()
+                let pos: u64 = rand::random::<u64>() >> (64 - super::SCAN_CURSOR_BITS);
+                let from = (pos, Bytes::new());
+                self.scan_index
+                    .range(&from..)
+                    .chain(self.scan_index.range(..&from))
+                    .take(samples)
+                    .map(|(_, k)| k)
+                    .collect()
             };
-            let Some(key) = key else {
-                break;
-            };
-            if out.iter().any(|c| c.key == key) {
-                continue;
-            }
-            let Some(e) = self.map.get(&key) else {
-                continue;
-            };
-            let score = match rank {
-                Rank::Idle => idle_ms(e.clock, now_ms),
-                Rank::Frequency => {
-                    let decay = match self.access {
-                        AccessClock::Lfu { decay_minutes, .. } => decay_minutes,
-                        AccessClock::Lru => 1,
-                    };
-                    255 - u64::from(lfu_counter(e.clock, now_ms, decay))
-                }
-                Rank::Deadline => u64::MAX - e.expires_at.unwrap_or(u64::MAX),
-                Rank::Random => 0,
-            };
-            out.push(Candidate { key, score });
-        }
-        out
-    }
-
-    /// A random key: the first at or after a random SCAN position (wrapping around).
-    fn random_key(&self) -> Option<Bytes> {
-        if self.bulk_loading || self.scan_index.is_empty() {
-            return self.map.keys().next().cloned();
-        }
-        let pos: u64 = rand::random::<u64>() >> (64 - super::SCAN_CURSOR_BITS);
-        self.scan_index
-            .range((pos, Bytes::new())..)
-            .next()
-            .or_else(|| self.scan_index.first())
-            .map(|(_, key)| key.clone())
-    }
-
-    /// A random key with a deadline: the first at or after a random deadline between the
-    /// earliest and the latest (wrapping around).
-    fn random_volatile_key(&self) -> Option<Bytes> {
-        let (first, _) = self.expiry.first()?;
-        let (last, _) = self.expiry.last()?;
-        let at = first + rand::random::<u64>() % (last - first + 1);
-        self.expiry
-            .range((at, Bytes::new())..)
-            .next()
-            .or_else(|| self.expiry.first())
-            .map(|(_, key)| key.clone())
+        let decay = match self.access {
+            AccessClock::Lfu { decay_minutes, .. } => decay_minutes,
+            AccessClock::Lru => 1,
+        };
+        keys.into_iter()
+            .filter_map(|key| {
+                let e = self.map.get(key)?;
+                let score = match rank {
+                    Rank::Idle => idle_ms(e.clock, now_ms),
+                    Rank::Frequency => 255 - u64::from(lfu_counter(e.clock, now_ms, decay)),
+                    Rank::Deadline => u64::MAX - e.expires_at.unwrap_or(u64::MAX),
+                    Rank::Random => 0,
+                };
+                Some(Candidate {
+                    key: key.clone(),
+                    score,
+                })
+            })
+            .collect()
     }
 
     /// Deletes `key` to free memory (an eviction): the append-only log, when it tracks this
