@@ -534,3 +534,66 @@ static PARAMS: &[Param] = &[
         v.config.cross_shard_queue.to_string()
     }),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Cli;
+    use clap::Parser;
+
+    fn runtime() -> RuntimeConfig {
+        let cli = Cli::parse_from(["shardline"]);
+        RuntimeConfig::from_config(&cli.server, 100)
+    }
+
+    #[test]
+    fn aliases_and_case_find_the_same_parameter() {
+        let by_alias = find("HASH-MAX-ZIPLIST-ENTRIES").map(|p| p.name);
+        assert_eq!(by_alias, Some("hash-max-listpack-entries"));
+        assert!(find("no-such-parameter").is_none());
+        assert!(!find("databases").is_some_and(Param::is_mutable));
+    }
+
+    #[test]
+    fn output_limits_set_classes_all_or_nothing() {
+        let mut r = runtime();
+        let param = find("client-output-buffer-limit").expect("known");
+        param
+            .apply(&mut r, "normal 1mb 2kb 3 pubsub 1 2 3")
+            .expect("valid");
+        assert_eq!(r.client_output_buffer_limit.hard_bytes, 1 << 20);
+        assert_eq!(r.client_output_buffer_limit.soft_bytes, 2048);
+        assert_eq!(r.pubsub_output_limit.soft_seconds, 3);
+        let before = r.clone();
+        assert_eq!(
+            param.apply(&mut r, "normal 0 0 0 bogus 1 2 3"),
+            Err("Invalid client class specified in buffer limit configuration.".into())
+        );
+        assert_eq!(
+            param.apply(&mut r, "normal 1 2"),
+            Err("Wrong number of arguments in buffer limit configuration.".into())
+        );
+        assert_eq!(r, before);
+    }
+
+    #[test]
+    fn numbers_follow_redis_errors() {
+        let mut r = runtime();
+        let slow = find("slowlog-log-slower-than").expect("known");
+        assert_eq!(
+            slow.apply(&mut r, "-2"),
+            Err("argument must be between -1 and 9223372036854775807 inclusive".into())
+        );
+        assert_eq!(
+            slow.apply(&mut r, "x"),
+            Err("argument couldn't be parsed into an integer".into())
+        );
+        slow.apply(&mut r, "-1").expect("valid");
+        assert_eq!(r.slowlog_log_slower_than, -1);
+        let policy = find("maxmemory-policy").expect("known");
+        policy
+            .apply(&mut r, "VOLATILE-TTL")
+            .expect("case-insensitive");
+        assert_eq!(r.maxmemory_policy, EvictionPolicy::VolatileTtl);
+    }
+}
