@@ -194,7 +194,7 @@ impl Db {
         for key in std::mem::take(&mut self.resized) {
             if let Some(e) = self.map.get_mut(&key) {
                 let size = size_u32(entry_size(&key, &e.value, DEFAULT_SAMPLES));
-                self.used = self.used - e.bytes() + u64::from(size);
+                self.used = self.used.saturating_sub(e.bytes()) + u64::from(size);
                 e.size = size | (e.size & RAW);
             }
         }
@@ -389,7 +389,7 @@ impl Db {
         match self.map.entry_ref(key) {
             EntryRef::Occupied(o) if o.get().is_expired(now_ms) => {
                 let (k, e) = o.remove_entry();
-                self.used -= e.bytes();
+                self.used = self.used.saturating_sub(e.bytes());
                 let pos = scan_pos(&self.scan_hasher, &k);
                 unindex(
                     &mut self.expiry,
@@ -470,7 +470,7 @@ impl Db {
         if let Some((k, e)) = self.map.get_key_value_mut(key) {
             let expired = e.is_expired(now_ms);
             e.value = value;
-            self.used = self.used - e.bytes() + u64::from(size);
+            self.used = self.used.saturating_sub(e.bytes()) + u64::from(size);
             e.size = size;
             e.clock = clock;
             if !keep_ttl || expired {
@@ -503,7 +503,7 @@ impl Db {
         let pos = self.scan_pos(key);
         let (k, e) = self.map.remove_entry(key)?;
         self.dirty += 1;
-        self.used -= e.bytes();
+        self.used = self.used.saturating_sub(e.bytes());
         unindex(
             &mut self.expiry,
             &mut self.scan_index,
@@ -643,7 +643,7 @@ impl Db {
             self.expiry.pop_first();
             let pos = self.scan_pos(&key);
             if let Some(e) = self.map.remove(&key) {
-                self.used -= e.bytes();
+                self.used = self.used.saturating_sub(e.bytes());
             }
             self.scan_index.remove(&(pos, key.clone()));
             if let Some(expired) = &mut self.expired {

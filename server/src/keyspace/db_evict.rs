@@ -103,6 +103,6 @@ impl Db {
                 expired.push(key.clone());
             }
         }
-        before - self.used
+        before.saturating_sub(self.used)
     }
 }
