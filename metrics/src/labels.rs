@@ -56,8 +56,10 @@ pub mod close_reason {
     pub const SILENT_EVICTED: &str = "silent_evicted";
     /// Closed by CLIENT KILL.
     pub const KILLED: &str = "killed";
+    /// Idle (nothing read) for longer than `--timeout` seconds (Redis's `timeout`).
+    pub const IDLE_TIMEOUT: &str = "idle_timeout";
     /// Every value, as exported at zero from the start.
-    pub const ALL: [&str; 11] = [
+    pub const ALL: [&str; 12] = [
         CLIENT_CLOSED,
         QUIT,
         PROTOCOL_ERROR,
@@ -69,6 +71,7 @@ pub mod close_reason {
         OUTPUT_BUFFER_LIMIT,
         SILENT_EVICTED,
         KILLED,
+        IDLE_TIMEOUT,
     ];
 }
 

@@ -64,6 +64,7 @@ pub(crate) struct Families {
     pub(crate) connections_active: IntGaugeVec,
     pub(crate) connections_closed: IntCounterVec,
     pub(crate) connections_shed: IntCounterVec,
+    pub(crate) evicted_keys: IntCounterVec,
     pub(crate) connections_rejected: IntCounterVec,
     // TLS.
     pub(crate) tls_started: IntCounterVec,
@@ -244,6 +245,11 @@ impl Families {
             connections_shed: b.int_counter(
                 "connections_shed_total",
                 "Connections shed because they waited too long for login admission.",
+                SHARD,
+            )?,
+            evicted_keys: b.int_counter(
+                "evicted_keys_total",
+                "Keys evicted to stay within the shard's share of --maxmemory (INFO evicted_keys).",
                 SHARD,
             )?,
             connections_rejected: b.int_counter(

@@ -51,6 +51,7 @@ pub struct ShardMetrics {
     connections_active: IntGauge,
     connections_closed: LabelCache<IntCounter>,
     connections_shed: IntCounter,
+    evicted_keys: IntCounter,
     connections_rejected: LabelCache<IntCounter>,
     tls_started: IntCounter,
     tls_completed_full: IntCounter,
@@ -121,6 +122,7 @@ impl ShardMetrics {
             connections_active: f.connections_active.with_label_values(&one),
             connections_closed,
             connections_shed: f.connections_shed.with_label_values(&one),
+            evicted_keys: f.evicted_keys.with_label_values(&one),
             connections_rejected,
             tls_started: f.tls_started.with_label_values(&one),
             tls_completed_full: f.tls_completed.with_label_values(&[l, "false"]),
@@ -331,6 +333,11 @@ impl ShardMetrics {
         } else {
             self.aof_rewrite_failures.inc();
         }
+    }
+
+    /// `evicted_keys_total` +1 (a key evicted for `--maxmemory`).
+    pub fn key_evicted(&self) {
+        self.evicted_keys.inc();
     }
 
     /// `aof_replayed_records` = `records` (commands replayed at start).

@@ -263,6 +263,49 @@ pub struct ServerConfig {
     #[arg(long, env = "SHARDLINE_DATABASES", default_value_t = 16,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
     pub databases: usize,
+    /// Close a client idle (nothing read from or written to it) for this many seconds
+    /// (Redis's `timeout`); 0 = never. CONFIG SET may change it.
+    #[arg(long, env = "SHARDLINE_TIMEOUT", default_value_t = 0)]
+    pub timeout: u64,
+    /// Dataset memory limit over all shards (Redis's `maxmemory`; units as Redis: `100mb`,
+    /// `1gb`, bytes), split evenly: each shard keeps its keys within `maxmemory / smp` bytes
+    /// of estimated use (see README "Memory limit"). 0 = no limit. CONFIG SET may change it.
+    #[arg(long, env = "SHARDLINE_MAXMEMORY", default_value = "0", value_parser = memory_size)]
+    pub maxmemory: u64,
+    /// What a shard over its share of --maxmemory does before a command (Redis's
+    /// `maxmemory-policy`): `noeviction` (commands that may grow memory fail with `-OOM`),
+    /// or evict keys: `allkeys-lru`, `volatile-lru`, `allkeys-lfu`, `volatile-lfu`,
+    /// `allkeys-random`, `volatile-random`, `volatile-ttl`.
+    #[arg(long, env = "SHARDLINE_MAXMEMORY_POLICY", value_enum, default_value_t = crate::runtime::EvictionPolicy::Noeviction)]
+    pub maxmemory_policy: crate::runtime::EvictionPolicy,
+    /// Keys sampled per eviction (Redis's `maxmemory-samples`, 1 to 64): more is closer to
+    /// true LRU/LFU/TTL order and costs more per eviction.
+    #[arg(long, env = "SHARDLINE_MAXMEMORY_SAMPLES", default_value_t = 5,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub maxmemory_samples: usize,
+    /// Commands running longer than this many µs on their shard are kept in the shard's
+    /// slowlog (Redis's `slowlog-log-slower-than`): -1 disables, 0 logs every command.
+    #[arg(long, env = "SHARDLINE_SLOWLOG_LOG_SLOWER_THAN", default_value_t = 10_000,
+          allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-1..))]
+    pub slowlog_log_slower_than: i64,
+    /// Slowlog entries kept per shard, oldest dropped first (Redis's `slowlog-max-len`).
+    #[arg(long, env = "SHARDLINE_SLOWLOG_MAX_LEN", default_value_t = 128)]
+    pub slowlog_max_len: usize,
+    /// OBJECT ENCODING reports `listpack` for a hash of at most this many fields (Redis's
+    /// `hash-max-listpack-entries`); storage does not change.
+    #[arg(
+        long,
+        env = "SHARDLINE_HASH_MAX_LISTPACK_ENTRIES",
+        default_value_t = 128
+    )]
+    pub hash_max_listpack_entries: u64,
+    /// ... whose fields and values are at most this many bytes (`hash-max-listpack-value`).
+    #[arg(long, env = "SHARDLINE_HASH_MAX_LISTPACK_VALUE", default_value_t = 64)]
+    pub hash_max_listpack_value: u64,
+    /// OBJECT ENCODING reports `intset` for a set of at most this many integers (Redis's
+    /// `set-max-intset-entries`).
+    #[arg(long, env = "SHARDLINE_SET_MAX_INTSET_ENTRIES", default_value_t = 512)]
+    pub set_max_intset_entries: u64,
     /// Requests in flight between two shards before the sender waits (cross-shard channel
     /// capacity).
     #[arg(long, env = "SHARDLINE_CROSS_SHARD_QUEUE", default_value_t = 1024)]

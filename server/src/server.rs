@@ -17,13 +17,15 @@ use socket2::Socket;
 use tracing::{error, info, warn};
 
 use crate::accept::{accept_loop, ClientSlots, SpareDescriptors};
-use crate::aof::{Aof, AppendFsync, AppendOnly};
+use crate::aof::{Aof, AppendOnly};
 use crate::config::ServerConfig;
 use crate::connection::SilentConnections;
 use crate::forward::{serve_peer_requests, Peers, ShardRequest};
 use crate::keyspace::Db;
+use crate::runtime::RuntimeConfig;
 use crate::shard::{InfoCounters, Shard, TaskQueues, EXPIRE_SWEEP_PERIOD};
 use crate::shutdown::Shutdown;
+use crate::slowlog::Slowlog;
 use crate::tls::{build_acceptor, TicketKeys, TlsFiles};
 
 /// Process-wide state shared by all shards (read-mostly; shards keep their hot state local).
@@ -308,22 +310,21 @@ async fn shard_main(
         aof,
         silent: SilentConnections::default(),
         gate: Default::default(),
+        runtime: RefCell::new(RuntimeConfig::from_config(config, shared.clients.max())),
+        slowlog: Slowlog::default(),
+        config_changed: event_listener::Event::new(),
     });
     if let Some(aof) = &shard.aof {
         shard.metrics.aof_replayed(aof.replayed.records);
     }
+    let runtime = shard.runtime.borrow().clone();
+    crate::runtime::apply(&shard, runtime);
     let log_tasks = shard.aof.as_ref().map(|aof| {
         let flusher = shard.spawn_main("aof-flush", aof.writer.clone().run_flusher());
-        let syncer = match config.appendfsync {
-            AppendFsync::Always => {
-                Some(shard.spawn_main("aof-fsync", aof.writer.clone().run_syncer()))
-            }
-            AppendFsync::Everysec => {
-                Some(shard.spawn_maintenance("aof-fsync", aof.writer.clone().run_everysec()))
-            }
-            AppendFsync::No => None,
-        };
-        (flusher, syncer)
+        // Both run for the log's life (CONFIG SET appendfsync switches between them).
+        let syncer = shard.spawn_main("aof-fsync", aof.writer.clone().run_syncer());
+        let everysec = shard.spawn_maintenance("aof-fsync", aof.writer.clone().run_everysec());
+        (flusher, syncer, everysec)
     });
 
     let peer_server =
@@ -351,7 +352,7 @@ async fn shard_main(
     maintenance.cancel().await;
     shard.peers.close();
     peer_server.await;
-    if let (Some(aof), Some((flusher, syncer))) = (&shard.aof, log_tasks) {
+    if let (Some(aof), Some((flusher, syncer, everysec))) = (&shard.aof, log_tasks) {
         aof.writer.flush().await;
         let stats = aof.writer.take_stats();
         info!(
@@ -366,9 +367,8 @@ async fn shard_main(
             stats.records_synced
         );
         flusher.cancel().await;
-        if let Some(task) = syncer {
-            task.cancel().await;
-        }
+        everysec.cancel().await;
+        syncer.cancel().await;
     }
 }
 

@@ -20,7 +20,9 @@ use crate::forward::{await_reply, Admission, Peers, ShardJob, TxnId};
 use crate::keyspace::slot::owner_shard;
 use crate::keyspace::Db;
 use crate::resp::Frame;
+use crate::runtime::RuntimeConfig;
 use crate::server::Shared;
+use crate::slowlog::Slowlog;
 use crate::txn::gate::ShardGate;
 
 /// The three task queues of a shard (glommio scheduling groups with static shares).
@@ -78,6 +80,8 @@ pub struct InfoCounters {
     pub clients: crate::introspection::clients::ClientRegistry,
     /// CLIENT PAUSE in force on this shard.
     pub pause: crate::introspection::pause::ClientPause,
+    /// Keys evicted for `--maxmemory` since start (INFO `evicted_keys`).
+    pub evicted_keys: Cell<u64>,
 }
 
 /// Everything one shard owns. Lives in an `Rc` on its executor; never crosses threads.
@@ -111,6 +115,13 @@ pub struct Shard {
     pub silent: SilentConnections,
     /// The gate cross-shard transactions hold while they run here ([`crate::txn::gate`]).
     pub gate: ShardGate,
+    /// This shard's copy of the parameters CONFIG SET changes.
+    pub runtime: RefCell<RuntimeConfig>,
+    /// Commands that ran slower than `slowlog-log-slower-than` on this shard.
+    pub slowlog: Slowlog,
+    /// Notified when CONFIG SET installed a new [`RuntimeConfig`] (connections re-read
+    /// `timeout`).
+    pub config_changed: event_listener::Event,
 }
 
 impl Shard {
@@ -176,15 +187,30 @@ impl Shard {
             return refusal;
         }
         let mut dbs = self.dbs.borrow_mut();
-        let Some(dirty_before) = dbs.get(db).map(Db::dirty) else {
+        if db >= dbs.len() {
             return Frame::error(crate::cmd::databases::OUT_OF_RANGE);
+        }
+        let now_ms = unix_time_ms();
+        if let Some(oom) = crate::eviction::before_command(self, &mut dbs, db, args, now_ms) {
+            return oom;
+        }
+        let dirty_before = dbs[db].dirty();
+        let (slower_than, slowlog_len) = {
+            let runtime = self.runtime.borrow();
+            (runtime.slowlog_log_slower_than, runtime.slowlog_max_len)
         };
-        let run = || crate::cmd::databases::execute_in(&mut dbs, db, args, unix_time_ms());
+        let started = (slower_than >= 0).then(std::time::Instant::now);
+        let run = || crate::cmd::databases::execute_in(&mut dbs, db, args, now_ms);
         let frame =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
                 tracing::error!("shard {}: a command handler panicked", self.id);
                 Frame::error("ERR internal error while executing the command")
             });
+        if let Some(started) = started {
+            let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            self.slowlog
+                .record(args, micros, slower_than, slowlog_len, ("", ""));
+        }
         if let Some(aof) = &self.aof {
             aof.log_command(&mut dbs, db, args, &frame, dirty_before);
         }

@@ -211,7 +211,9 @@ fn a_client_over_the_hard_output_limit_is_closed_and_counted() {
     setup.roundtrip(&[b"SET", b"fc:big", &big], b"+OK\r\n");
     setup.roundtrip(
         &[b"CONFIG", b"GET", b"client-output-buffer-limit"],
-        b"*2\r\n$26\r\nclient-output-buffer-limit\r\n$18\r\nnormal 1048576 0 0\r\n",
+        // Redis's form: every class (shardline has clients of the `normal` one only).
+        b"*2\r\n$26\r\nclient-output-buffer-limit\r\n$73\r\nnormal 1048576 0 0 slave \
+          268435456 67108864 60 pubsub 33554432 8388608 60\r\n",
     );
     let closed = |s: &Server| {
         s.metric(

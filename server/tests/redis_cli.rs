@@ -86,7 +86,7 @@ fn redis_cli_commands_return_exact_replies() {
     keys.sort();
     assert_eq!(keys, ["c", "greeting", "h", "list", "n", "s"]);
     assert_eq!(cli(&["CONFIG", "GET", "save"]), "save");
-    assert_eq!(cli(&["CONFIG", "GET", "appendonly"]), "appendonly\nno");
+    assert_eq!(cli(&["CONFIG", "GET", "appendonly"]), "appendonly\nyes");
     let info = cli(&["INFO", "keyspace"]);
     assert!(info.contains("db0:keys=6,expires=0,avg_ttl=0"), "{info}");
     assert_eq!(cli(&["FLUSHALL"]), "OK");

@@ -8,7 +8,7 @@ use crate::server::Shared;
 /// Connected clients of the whole process against `--maxclients`.
 #[derive(Debug)]
 pub struct ClientSlots {
-    max: usize,
+    max: AtomicUsize,
     connected: AtomicUsize,
 }
 
@@ -17,14 +17,20 @@ impl ClientSlots {
     /// [`crate::fd_limit::adjust_open_files_limit`]).
     pub fn new(max: usize) -> Self {
         Self {
-            max,
+            max: AtomicUsize::new(max),
             connected: AtomicUsize::new(0),
         }
     }
 
     /// The client limit in force (CONFIG GET / INFO `maxclients`).
     pub fn max(&self) -> usize {
-        self.max
+        self.max.load(Ordering::Relaxed)
+    }
+
+    /// Changes the limit (CONFIG SET maxclients): clients over a lowered limit stay connected,
+    /// new ones are refused until fewer are connected, as in Redis.
+    pub fn set_max(&self, max: usize) {
+        self.max.store(max, Ordering::Relaxed);
     }
 
     /// Clients connected now, over all shards.
@@ -36,7 +42,7 @@ impl ClientSlots {
     fn try_take(&self) -> bool {
         self.connected
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < self.max).then_some(n + 1)
+                (n < self.max()).then_some(n + 1)
             })
             .is_ok()
     }

@@ -66,7 +66,8 @@ pub struct LogWriter {
     /// A switch to a new incremental file: (bytes of the buffer that still belong to the
     /// current file, the new file, its path). Set by a rewrite; done by the next group write.
     rotation: RefCell<Option<(usize, BufferedFile, String)>>,
-    fsync: AppendFsync,
+    /// `appendfsync` in force (CONFIG SET changes it: [`LogWriter::set_fsync`]).
+    fsync: Cell<AppendFsync>,
     /// The database of the last record appended to the current file (Redis
     /// `aof_selected_db`): 0 for a new, empty file (replay starts every file at database 0,
     /// so a file's first record names its database unless it is 0), `None` (unknown) when
@@ -121,7 +122,7 @@ impl LogWriter {
             lock: glommio::sync::Semaphore::new(1),
             sync_lock: glommio::sync::Semaphore::new(1),
             rotation: RefCell::new(None),
-            fsync,
+            fsync: Cell::new(fsync),
             selected: Cell::new((size == 0).then_some(0)),
             buf: RefCell::new(Vec::with_capacity(64 << 10)),
             appended: Cell::new(0),
@@ -193,7 +194,7 @@ impl LogWriter {
     /// Whether, under `appendfsync always`, records appended so far still wait for their
     /// fdatasync (a reply leaving now could announce a write a crash would lose).
     pub fn pending(&self) -> bool {
-        self.fsync == AppendFsync::Always && self.synced.get() < self.appended.get()
+        self.fsync.get() == AppendFsync::Always && self.synced.get() < self.appended.get()
     }
 
     /// Runs `release` once every record appended so far is on disk (at once if none waits).
@@ -302,11 +303,30 @@ impl LogWriter {
     }
 
     /// `appendfsync everysec`: one fdatasync a second when something was written since the
-    /// last one (Redis runs it in a background thread; here it is an io_uring request).
+    /// last one (Redis runs it in a background thread; here it is an io_uring request). Idle
+    /// while the policy is another.
     pub async fn run_everysec(self: Rc<Self>) {
         loop {
             glommio::timer::sleep(Duration::from_secs(1)).await;
-            self.sync_written().await;
+            if self.fsync.get() == AppendFsync::Everysec {
+                self.sync_written().await;
+            }
+        }
+    }
+
+    /// The `appendfsync` policy in force.
+    pub fn fsync_policy(&self) -> AppendFsync {
+        self.fsync.get()
+    }
+
+    /// Switches the `appendfsync` policy (CONFIG SET): the syncer ([`LogWriter::run_syncer`])
+    /// and the once-a-second task ([`LogWriter::run_everysec`]) both run for the writer's
+    /// life and act only under their policy. Replies already waiting for an fdatasync are
+    /// still released by the syncer.
+    pub fn set_fsync(&self, fsync: AppendFsync) {
+        self.fsync.set(fsync);
+        if let Some(waker) = self.syncer.take() {
+            waker.wake();
         }
     }
 
@@ -345,7 +365,8 @@ impl LogWriter {
         stats.bytes_written += len;
         stats.writes += 1;
         drop(stats);
-        if self.fsync == AppendFsync::Always {
+        // Replies may still wait after a switch away from `always`: the syncer releases them.
+        if self.fsync.get() == AppendFsync::Always || !self.waiters.borrow().is_empty() {
             if let Some(waker) = self.syncer.take() {
                 waker.wake();
             }

@@ -25,7 +25,9 @@ pub fn exists(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
 
 /// `TYPE key` → `+string` / `+list` / `+hash` / `+set` / `+none`.
 pub fn type_(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
-    let name = db.get(&args[1], now).map_or("none", |v| v.type_name());
+    let name = db
+        .get_untouched(&args[1], now)
+        .map_or("none", |v| v.type_name());
     Frame::Simple(name.to_string())
 }
 

@@ -125,5 +125,16 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
             return Frame::error(format!("ERR '{other}' is not a keyspace command"));
         }
     };
-    handler(db, args, now_ms)
+    let reply = handler(db, args, now_ms);
+    db.settle();
+    // Redis turns a string changed in place into a `raw` one (OBJECT ENCODING).
+    let changed_in_place = match spec.name {
+        "append" => true,
+        "setrange" => args.get(3).is_some_and(|value| !value.is_empty()),
+        _ => false,
+    };
+    if changed_in_place && !reply.is_error() {
+        db.mark_raw(&args[1]);
+    }
+    reply
 }

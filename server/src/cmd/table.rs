@@ -230,6 +230,10 @@ static COMMANDS: &[CommandSpec] = &[
     c("time", 1, &["loading", "stale", "fast"], K0, Connection, "server", "2.6.0", "Return the current server time", &["@fast"]),
     c("shutdown", -1, &["admin", "noscript", "loading", "stale", "no_multi", "allow_busy"], K0, Connection, "server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", &["@admin", "@slow", "@dangerous"]),
     c("debug", -2, &["admin", "noscript", "loading", "stale"], K0, Connection, "server", "1.0.0", "A container for debugging commands", &["@admin", "@slow", "@dangerous"]),
+    // introspection (connection/commands/object.rs, slowlog.rs)
+    c("object", -2, &[], K0, Connection, "generic", "2.2.3", "A container for object introspection commands", &["@slow"]),
+    c("memory", -2, &[], K0, Connection, "server", "4.0.0", "A container for memory diagnostics commands", &["@slow"]),
+    c("slowlog", -2, &[], K0, Connection, "server", "2.2.12", "A container for slow log commands", &["@slow"]),
     // scripting: no Lua here (see connection/commands/scripting.rs)
     c("function", -2, &[], K0, Connection, "scripting", "7.0.0", "A container for function commands", &["@slow"]),
     c("script", -2, &[], K0, Connection, "scripting", "2.6.0", "A container for Lua scripts management commands", &["@slow"]),

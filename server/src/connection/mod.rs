@@ -68,6 +68,8 @@ pub enum CloseReason {
     SilentEvicted,
     /// CLIENT KILL.
     Killed,
+    /// Nothing read for longer than `--timeout` seconds.
+    IdleTimeout,
 }
 
 impl CloseReason {
@@ -85,6 +87,7 @@ impl CloseReason {
             CloseReason::OutputBufferLimit => close_reason::OUTPUT_BUFFER_LIMIT,
             CloseReason::SilentEvicted => close_reason::SILENT_EVICTED,
             CloseReason::Killed => close_reason::KILLED,
+            CloseReason::IdleTimeout => close_reason::IDLE_TIMEOUT,
         }
     }
 }

@@ -114,6 +114,12 @@ impl OutputBufferCheck {
         }
     }
 
+    /// Follows a new limit (CONFIG SET client-output-buffer-limit); a soft limit already
+    /// exceeded keeps its start time.
+    pub fn set_limit(&mut self, limit: OutputBufferLimit) {
+        self.limit = limit;
+    }
+
     /// Whether a client holding `pending` unwritten reply bytes must be closed; `now` gives
     /// the time, read only while the soft limit is exceeded (a clock read costs ~25 ns per
     /// reply otherwise).

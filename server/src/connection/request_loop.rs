@@ -28,13 +28,6 @@ const WRITE_AHEAD: usize = 64 * 1024;
 /// An output buffer that grew past this is given back to the allocator once it is empty.
 const KEEP_OUTPUT_CAPACITY: usize = 1024 * 1024;
 
-/// What ended a wait of the request loop.
-enum Wake {
-    Stream(StreamEvent),
-    Shutdown,
-    Killed,
-}
-
 /// One connection's buffers and limits.
 struct Connection<'a, S> {
     shard: &'a Rc<Shard>,
@@ -104,6 +97,18 @@ where
     reason
 }
 
+/// What ends one wait of [`Connection::serve`].
+/// What ended a wait of the request loop.
+enum Wake {
+    Stream(StreamEvent),
+    Shutdown,
+    Killed,
+    /// `timeout` seconds may have passed since the last read or write.
+    Idle,
+    /// CONFIG SET ran: `timeout` may have changed.
+    ConfigChanged,
+}
+
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
     async fn serve(&mut self) -> CloseReason {
         let mut chunk = vec![0u8; READ_CHUNK];
@@ -111,6 +116,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
         // allocation and a lock on the shared event each time.
         let shard = self.shard;
         let mut shutdown = std::pin::pin!(shard.shared.shutdown.wait());
+        // Wakes the wait below when CONFIG SET changes `timeout`.
+        let mut config_changed = shard.config_changed.listen();
         loop {
             if let Err(reason) = self.execute_buffered().await {
                 return reason;
@@ -123,6 +130,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             }
             let mut sent = 0;
             let killed = &mut self.killed;
+            // Redis's `timeout`: idle clients are closed (0 = never; CONFIG SET changes it).
+            let idle_limit = self.shard.runtime.borrow().timeout_seconds;
+            let idle_deadline = (idle_limit > 0)
+                .then(|| self.session.last_interaction + Duration::from_secs(idle_limit));
             let event = futures_lite::future::or(
                 async {
                     Wake::Stream(
@@ -140,20 +151,53 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                         shutdown.as_mut().await;
                         Wake::Shutdown
                     },
-                    async {
-                        // A dropped sender (never: the registry outlives the loop) is no kill.
-                        match killed.await {
-                            Ok(()) => Wake::Killed,
-                            Err(_) => std::future::pending().await,
-                        }
-                    },
+                    futures_lite::future::or(
+                        async {
+                            // A dropped sender (never: the registry outlives the loop) is no kill.
+                            match killed.await {
+                                Ok(()) => Wake::Killed,
+                                Err(_) => std::future::pending().await,
+                            }
+                        },
+                        futures_lite::future::or(
+                            async {
+                                match idle_deadline {
+                                    Some(at) => {
+                                        let left = at.saturating_duration_since(Instant::now());
+                                        glommio::timer::sleep(left).await;
+                                        Wake::Idle
+                                    }
+                                    None => std::future::pending().await,
+                                }
+                            },
+                            async {
+                                (&mut config_changed).await;
+                                Wake::ConfigChanged
+                            },
+                        ),
+                    ),
                 ),
             )
             .await;
             self.sent(sent);
+            if sent > 0 {
+                // Redis's `lastinteraction` moves on writes too.
+                self.session.last_interaction = Instant::now();
+            }
             let event = match event {
                 Wake::Shutdown => return self.finish(CloseReason::Shutdown).await,
                 Wake::Killed => return self.finish(CloseReason::Killed).await,
+                Wake::Idle
+                    if self.session.last_interaction.elapsed()
+                        >= Duration::from_secs(idle_limit) =>
+                {
+                    return CloseReason::IdleTimeout;
+                }
+                Wake::Idle => continue,
+                Wake::ConfigChanged => {
+                    config_changed = shard.config_changed.listen();
+                    continue;
+                }
                 Wake::Stream(event) => event,
             };
             match event {
@@ -249,6 +293,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
     /// reports their size to the shard's gauge.
     fn check_output(&mut self) -> Result<(), CloseReason> {
         self.account_output();
+        self.output_check
+            .set_limit(self.shard.runtime.borrow().client_output_buffer_limit);
         let pending = self.pipeline.out.len();
         if self.output_check.exceeded(pending, Instant::now) {
             tracing::warn!(

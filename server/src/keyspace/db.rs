@@ -11,6 +11,7 @@ use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
 
 use super::glob::string_match;
+use super::memory::{entry_size, lfu_new, lfu_touch, lru_clock, DEFAULT_SAMPLES};
 use super::snapshot::{dump_entry, Snapshot};
 use super::value::Value;
 use super::watch::{WatchStamp, WatchTable};
@@ -24,9 +25,37 @@ pub const SCAN_CURSOR_BITS: u32 = 48;
 struct Entry {
     value: Value,
     expires_at: Option<u64>,
+    /// Access clock (LRU time or LFU minutes+counter: [`super::memory`]).
+    clock: u32,
+    /// Estimated bytes of key and value as last computed ([`super::memory::entry_size`],
+    /// saturating at 2 GiB), counted in [`Db::used_bytes`]; the top bit ([`RAW`]) marks a
+    /// string changed in place (APPEND, SETRANGE), which Redis reports as `raw`.
+    size: u32,
+}
+
+/// The flag bit of [`Entry::size`].
+const RAW: u32 = 1 << 31;
+
+/// How a database keeps the access clock of its keys (set from `maxmemory-policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AccessClock {
+    /// Time of the last access (LRU policies, and no policy).
+    #[default]
+    Lru,
+    /// Redis's LFU counter, with `lfu-log-factor` and `lfu-decay-time` (minutes).
+    Lfu {
+        /// `lfu-log-factor`.
+        log_factor: u32,
+        /// `lfu-decay-time`, minutes.
+        decay_minutes: u32,
+    },
 }
 
 impl Entry {
+    /// The estimated bytes counted in [`Db::used_bytes`].
+    fn bytes(&self) -> u64 {
+        u64::from(self.size & !RAW)
+    }
     /// Redis 7 `keyIsExpired`: expired when `now > deadline`.
     fn is_expired(&self, now_ms: u64) -> bool {
         self.expires_at.is_some_and(|t| now_ms > t)
@@ -75,6 +104,16 @@ pub struct Db {
     /// The command running is a read command: [`Db::get`] counts keyspace hits and misses
     /// (Redis counts `lookupKeyRead` only).
     reading: bool,
+    /// Sum of the entries' `size`: the estimated bytes of this database's keys and values.
+    used: u64,
+    /// Keys handed out by [`Db::get_mut`] whose size is recomputed by [`Db::settle`].
+    resized: Vec<Bytes>,
+    /// What the access clock holds.
+    access: AccessClock,
+    /// Under LFU: the scan hash of the key last counted as accessed by the running command,
+    /// so a handler that looks its key up twice (create, then modify) counts one access, as
+    /// Redis's one `lookupKey` per command does. Cleared by [`Db::settle`].
+    lfu_counted: Option<u64>,
 }
 
 /// Redis's `keyspace_hits`, `keyspace_misses` and `expired_keys` for one database.
@@ -140,17 +179,94 @@ impl Db {
         self.bulk_loading = true;
     }
 
-    /// Ends a [`Db::start_bulk_load`]: builds the SCAN index of every key.
+    /// Ends a [`Db::start_bulk_load`]: builds the SCAN index of every key, and sets every
+    /// key's access clock to now (a log replays at time 0; Redis's keys are as fresh as the
+    /// load too).
     pub fn finish_bulk_load(&mut self) {
         if !std::mem::take(&mut self.bulk_loading) {
             return;
         }
+        let now_ms = crate::shard::unix_time_ms();
+        let clock = match self.access {
+            AccessClock::Lru => lru_clock(now_ms),
+            AccessClock::Lfu { .. } => lfu_new(now_ms),
+        };
+        self.map.values_mut().for_each(|e| e.clock = clock);
         let hasher = &self.scan_hasher;
         self.scan_index = self
             .map
             .keys()
             .map(|key| (scan_pos(hasher, key), key.clone()))
             .collect();
+    }
+
+    /// Estimated bytes of the keys and values held (see [`super::memory`]); exact once
+    /// [`Db::settle`] ran after the last [`Db::get_mut`].
+    pub fn used_bytes(&self) -> u64 {
+        self.used
+    }
+
+    /// Recomputes the size of the keys changed in place since the last call (after a command:
+    /// a handler that got a value from [`Db::get_mut`] may have grown or shrunk it).
+    pub fn settle(&mut self) {
+        self.lfu_counted = None;
+        for key in std::mem::take(&mut self.resized) {
+            if let Some(e) = self.map.get_mut(&key) {
+                let size = size_u32(entry_size(&key, &e.value, DEFAULT_SAMPLES));
+                self.used = self.used.saturating_sub(e.bytes()) + u64::from(size);
+                e.size = size | (e.size & RAW);
+            }
+        }
+    }
+
+    /// Switches what the access clock of keys holds (CONFIG SET maxmemory-policy); existing
+    /// clocks are read the new way until their next access, as in Redis.
+    pub fn set_access_clock(&mut self, access: AccessClock) {
+        self.access = access;
+    }
+
+    /// What the access clock holds now.
+    pub fn access_clock(&self) -> AccessClock {
+        self.access
+    }
+
+    /// The stored value, deadline and access clock of `key`, and whether it is a string
+    /// changed in place ([`Db::mark_raw`]), without expiring it or touching its clock
+    /// (OBJECT, MEMORY USAGE: Redis's `LOOKUP_NOTOUCH`).
+    pub fn inspect(&self, key: &[u8]) -> Option<(&Value, Option<u64>, u32, bool)> {
+        self.map
+            .get(key)
+            .map(|e| (&e.value, e.expires_at, e.clock, e.size & RAW != 0))
+    }
+
+    /// Marks the string under `key` as changed in place (APPEND, SETRANGE): OBJECT ENCODING
+    /// then says `raw`, as Redis does, until the key is set anew.
+    pub fn mark_raw(&mut self, key: &[u8]) {
+        if let Some(e) = self.map.get_mut(key) {
+            if matches!(e.value, Value::Str(_)) {
+                e.size |= RAW;
+            }
+        }
+    }
+
+    /// Sets the access clock of `key` to an access now (TOUCH); `false` when missing.
+    pub fn touch(&mut self, key: &[u8], now_ms: u64) -> bool {
+        self.live(key, now_ms).is_some()
+    }
+
+    /// The access clock of a new or just accessed key under `access`.
+    fn fresh_clock(&self, old: Option<u32>, now_ms: u64) -> u32 {
+        match (self.access, old) {
+            (AccessClock::Lru, _) => lru_clock(now_ms),
+            (AccessClock::Lfu { .. }, None) => lfu_new(now_ms),
+            (
+                AccessClock::Lfu {
+                    log_factor,
+                    decay_minutes,
+                },
+                Some(clock),
+            ) => lfu_touch(clock, now_ms, log_factor, decay_minutes, rand::random()),
+        }
     }
 
     /// The number of mutating accesses so far (see the `dirty` field).
@@ -271,20 +387,31 @@ impl Db {
         self.snapshot = None;
     }
 
-    /// The live entry of `key`, deleting it first if it has expired.
+    /// The live entry of `key`, deleting it first if it has expired; counts as an access
+    /// of the key (its access clock is updated, as Redis's `lookupKey`).
     fn live(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
-        self.lookup(key, now_ms, false)
+        self.lookup(key, now_ms, true, false)
     }
 
-    /// [`Db::live`], counting a keyspace hit or miss when `read` (Redis `lookupKeyRead`).
-    fn lookup(&mut self, key: &[u8], now_ms: u64, read: bool) -> Option<&mut Entry> {
+    /// As [`Db::live`]; `touch: false` leaves the access clock alone (Redis's
+    /// `LOOKUP_NOTOUCH`: TTL, TYPE, EXISTS); `read` counts a keyspace hit or miss (Redis
+    /// `lookupKeyRead`).
+    fn lookup(&mut self, key: &[u8], now_ms: u64, touch: bool, read: bool) -> Option<&mut Entry> {
         if self.snapshot.is_some() && self.map.get(key).is_some_and(|e| e.is_expired(now_ms)) {
             self.before_change(key);
+        }
+        let access = self.access;
+        let mut count_access = true;
+        if touch && matches!(access, AccessClock::Lfu { .. }) {
+            let hash = self.scan_hasher.hash_one(key);
+            count_access = self.lfu_counted != Some(hash);
+            self.lfu_counted = Some(hash);
         }
         match self.map.entry_ref(key) {
             EntryRef::Occupied(o) if o.get().is_expired(now_ms) => {
                 let (k, e) = o.remove_entry();
                 self.watches.touch(&k);
+                self.used = self.used.saturating_sub(e.bytes());
                 let pos = scan_pos(&self.scan_hasher, &k);
                 unindex(
                     &mut self.expiry,
@@ -300,9 +427,22 @@ impl Db {
                 self.stats.misses += u64::from(read);
                 None
             }
-            EntryRef::Occupied(o) => {
+            EntryRef::Occupied(o) if !touch => {
                 self.stats.hits += u64::from(read);
                 Some(o.into_mut())
+            }
+            EntryRef::Occupied(o) => {
+                self.stats.hits += u64::from(read);
+                let e = o.into_mut();
+                e.clock = match access {
+                    AccessClock::Lru => lru_clock(now_ms),
+                    AccessClock::Lfu { .. } if !count_access => e.clock,
+                    AccessClock::Lfu {
+                        log_factor,
+                        decay_minutes,
+                    } => lfu_touch(e.clock, now_ms, log_factor, decay_minutes, rand::random()),
+                };
+                Some(e)
             }
             EntryRef::Vacant(_) => {
                 self.stats.misses += u64::from(read);
@@ -314,7 +454,7 @@ impl Db {
     /// Value of `key`, or `None` if missing or expired.
     pub fn get(&mut self, key: &[u8], now_ms: u64) -> Option<&Value> {
         let reading = self.reading;
-        self.lookup(key, now_ms, reading).map(|e| &e.value)
+        self.lookup(key, now_ms, true, reading).map(|e| &e.value)
     }
 
     /// This database's INFO stats counters.
@@ -338,17 +478,28 @@ impl Db {
     pub fn get_mut(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Value> {
         self.dirty += 1;
         self.before_change(key);
+        if self.map.contains_key(key) {
+            self.resized.push(Bytes::copy_from_slice(key));
+        }
         self.live(key, now_ms).map(|e| &mut e.value)
     }
 
-    /// Whether `key` exists (not expired).
-    pub fn contains(&mut self, key: &[u8], now_ms: u64) -> bool {
-        self.live(key, now_ms).is_some()
+    /// Value of `key` without counting an access (TYPE), or `None` if missing or expired.
+    pub fn get_untouched(&mut self, key: &[u8], now_ms: u64) -> Option<&Value> {
+        self.lookup(key, now_ms, false, self.reading)
+            .map(|e| &e.value)
     }
 
-    /// `None` if `key` is missing, else its deadline (`Some(None)` = no TTL).
+    /// Whether `key` exists (not expired); not an access of the key (EXISTS).
+    pub fn contains(&mut self, key: &[u8], now_ms: u64) -> bool {
+        self.lookup(key, now_ms, false, self.reading).is_some()
+    }
+
+    /// `None` if `key` is missing, else its deadline (`Some(None)` = no TTL); not an access
+    /// of the key (TTL).
     pub fn deadline(&mut self, key: &[u8], now_ms: u64) -> Option<Option<u64>> {
-        self.live(key, now_ms).map(|e| e.expires_at)
+        self.lookup(key, now_ms, false, self.reading)
+            .map(|e| e.expires_at)
     }
 
     /// Stores `value` under `key` (Redis `setKey`): replaces any old value;
@@ -356,9 +507,22 @@ impl Db {
     pub fn set(&mut self, key: &[u8], value: Value, keep_ttl: bool, now_ms: u64) {
         self.dirty += 1;
         self.before_change(key);
+        let size = size_u32(entry_size(key, &value, DEFAULT_SAMPLES));
+        let old_clock = self
+            .map
+            .get(key)
+            .filter(|e| !e.is_expired(now_ms))
+            .map(|e| e.clock);
+        let clock = self.fresh_clock(old_clock, now_ms);
+        if matches!(self.access, AccessClock::Lfu { .. }) {
+            self.lfu_counted = Some(self.scan_hasher.hash_one(key));
+        }
         if let Some((k, e)) = self.map.get_key_value_mut(key) {
             let expired = e.is_expired(now_ms);
             e.value = value;
+            self.used = self.used.saturating_sub(e.bytes()) + u64::from(size);
+            e.size = size;
+            e.clock = clock;
             if !keep_ttl || expired {
                 if let Some(t) = e.expires_at.take() {
                     self.expiry.remove(&(t, k.clone()));
@@ -371,11 +535,14 @@ impl Db {
             let pos = self.scan_pos(key);
             self.scan_index.insert((pos, owned.clone()));
         }
+        self.used += u64::from(size);
         self.map.insert(
             owned,
             Entry {
                 value,
                 expires_at: None,
+                clock,
+                size,
             },
         );
     }
@@ -386,6 +553,7 @@ impl Db {
         let pos = self.scan_pos(key);
         let (k, e) = self.map.remove_entry(key)?;
         self.dirty += 1;
+        self.used = self.used.saturating_sub(e.bytes());
         unindex(
             &mut self.expiry,
             &mut self.scan_index,
@@ -453,6 +621,8 @@ impl Db {
         self.map.clear();
         self.expiry.clear();
         self.scan_index.clear();
+        self.resized.clear();
+        self.used = 0;
     }
 
     /// Starts watching `key` for one connection (WATCH).
@@ -573,7 +743,9 @@ impl Db {
             self.before_change(&key);
             self.expiry.pop_first();
             let pos = self.scan_pos(&key);
-            self.map.remove(&key);
+            if let Some(e) = self.map.remove(&key) {
+                self.used = self.used.saturating_sub(e.bytes());
+            }
             self.scan_index.remove(&(pos, key.clone()));
             if let Some(expired) = &mut self.expired {
                 expired.push(key);
@@ -584,6 +756,14 @@ impl Db {
         removed
     }
 }
+
+/// An entry size as stored (saturating below the [`RAW`] bit).
+fn size_u32(size: u64) -> u32 {
+    u32::try_from(size).unwrap_or(u32::MAX).min(RAW - 1)
+}
+
+#[path = "db_evict.rs"]
+pub mod evict;
 
 #[cfg(test)]
 #[path = "db_tests.rs"]

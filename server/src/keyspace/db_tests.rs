@@ -214,3 +214,54 @@ fn bulk_load_builds_the_scan_index_at_the_end() {
     assert_eq!(db.remove(b"after", 0), Some(s(b"v")));
     assert_eq!(full_scan(&mut db, 1000).len(), 400);
 }
+
+#[test]
+fn used_bytes_follows_every_change() {
+    use crate::keyspace::memory::ENTRY_OVERHEAD;
+    let mut db = Db::new();
+    db.set(b"a", s(b"12345"), false, 0);
+    assert_eq!(db.used_bytes(), ENTRY_OVERHEAD + 1 + 5);
+    // Grown in place: counted once the command settles.
+    if let Some(Value::Str(v)) = db.get_mut(b"a", 0) {
+        *v = Bytes::from_static(b"1234567890");
+    }
+    db.settle();
+    assert_eq!(db.used_bytes(), ENTRY_OVERHEAD + 1 + 10);
+    db.set(b"b", s(b"x"), false, 0);
+    db.set_deadline(b"b", 10);
+    assert_eq!(db.used_bytes(), 2 * ENTRY_OVERHEAD + 1 + 10 + 1 + 1);
+    // Lazy expiry, the sweep, removal and flush all give the bytes back.
+    assert_eq!(db.get(b"b", 11), None);
+    assert_eq!(db.used_bytes(), ENTRY_OVERHEAD + 1 + 10);
+    db.set(b"c", s(b"y"), false, 0);
+    db.set_deadline(b"c", 10);
+    assert_eq!(db.sweep_expired(11, 10), 1);
+    assert_eq!(db.used_bytes(), ENTRY_OVERHEAD + 1 + 10);
+    db.remove(b"a", 0);
+    assert_eq!(db.used_bytes(), 0);
+    db.set(b"d", s(b"z"), false, 0);
+    db.flush();
+    assert_eq!(db.used_bytes(), 0);
+}
+
+#[test]
+fn eviction_sample_scores_by_rank() {
+    use crate::keyspace::db::evict::Rank;
+    let mut db = Db::new();
+    db.set(b"old", s(b"v"), false, 1_000);
+    db.set(b"new", s(b"v"), false, 5_000);
+    db.set_deadline(b"new", 9_000_000);
+    let sample = db.eviction_sample(20, false, Rank::Idle, 10_000);
+    let idle = |key: &[u8]| sample.iter().find(|c| c.key == key).map(|c| c.score);
+    assert_eq!((idle(b"old"), idle(b"new")), (Some(9_000), Some(5_000)));
+    // Volatile sampling sees only keys with a deadline.
+    let volatile = db.eviction_sample(20, true, Rank::Deadline, 10_000);
+    assert_eq!(volatile.len(), 1);
+    assert_eq!(volatile[0].key, Bytes::from_static(b"new"));
+    assert_eq!(
+        db.evict(&Bytes::from_static(b"old")),
+        ENTRY_OVERHEAD_PLUS_OLD
+    );
+}
+
+const ENTRY_OVERHEAD_PLUS_OLD: u64 = crate::keyspace::memory::ENTRY_OVERHEAD + 3 + 1;

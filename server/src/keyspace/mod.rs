@@ -4,10 +4,11 @@
 
 pub mod db;
 pub mod glob;
+pub mod memory;
 pub mod slot;
 pub mod snapshot;
 pub mod value;
 pub mod watch;
 
-pub use db::Db;
+pub use db::{AccessClock, Db};
 pub use value::Value;

@@ -81,7 +81,7 @@ pub async fn info(shard: &Rc<Shard>, args: &[Bytes]) -> Frame {
         match section {
             "server" => server(&mut text, shard),
             "clients" => clients(&mut text, shard, &figures),
-            "memory" => memory(&mut text),
+            "memory" => memory(shard, &mut text),
             "persistence" => persistence(&mut text, shard, &figures),
             "stats" => stats(&mut text, &figures),
             "replication" => replication(&mut text),
@@ -190,13 +190,15 @@ fn peak_memory(used: u64) -> u64 {
     PEAK.fetch_max(used, Ordering::Relaxed).max(used)
 }
 
-fn memory(text: &mut String) {
+fn memory(shard: &Shard, text: &mut String) {
     let used = process::used_memory();
     let rss = process::rss_bytes();
     let peak = peak_memory(used);
     let system = process::total_system_memory();
-    // --maxmemory is not an option of this build: no limit.
-    let maxmemory = 0u64;
+    let (maxmemory, policy) = {
+        let runtime = shard.runtime.borrow();
+        (runtime.maxmemory, runtime.maxmemory_policy.name())
+    };
     let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     let _ = write!(
         text,
@@ -204,7 +206,7 @@ fn memory(text: &mut String) {
          used_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\n\
          used_memory_peak_perc:{:.2}%\r\ntotal_system_memory:{system}\r\n\
          total_system_memory_human:{}\r\nused_memory_lua:0\r\nused_memory_scripts:0\r\n\
-         maxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:noeviction\r\n\
+         maxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{policy}\r\n\
          mem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\n\
          mem_allocator:libc\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
         human_bytes(used),
@@ -265,7 +267,7 @@ fn stats(text: &mut String, f: &Figures) {
          instantaneous_output_kbps:{:.2}\r\nrejected_connections:{}\r\nsync_full:0\r\n\
          sync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\n\
          expired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n\
-         evicted_keys:0\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\n\
+         evicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\n\
          current_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\
          pubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\n\
          latest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\n\
@@ -284,6 +286,7 @@ fn stats(text: &mut String, f: &Figures) {
         milli(t.output_kbps_milli),
         t.rejected_connections,
         t.expired_keys,
+        t.evicted_keys,
         t.keyspace_hits,
         t.keyspace_misses,
         t.error_replies,

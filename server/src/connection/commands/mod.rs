@@ -6,12 +6,14 @@ mod auth;
 mod client;
 mod client_admin;
 mod command_info;
-mod config_get;
+mod config;
 mod info;
 mod info_figures;
 mod keyspace_wide;
+mod object;
 mod persistence;
 mod scripting;
+mod slowlog;
 mod subcommands;
 
 use std::rc::Rc;
@@ -73,8 +75,11 @@ pub async fn execute(
         "lastsave" => info::last_save(shard).await,
         "bgrewriteaof" | "bgsave" | "save" => persistence::rewrite(shard, spec.name).await,
         "config" if is_resetstat(&args) => info_figures::reset_stats(shard).await,
-        "config" => config_get::config(shard, &args),
+        "config" => config::config(shard, &args).await,
         "command" => command_info::command(&args),
+        "object" => object::object(shard, session.db, &args).await,
+        "memory" => object::memory(shard, session.db, &args).await,
+        "slowlog" => slowlog::slowlog(shard, &args).await,
         "debug" => admin::debug(shard, &args),
         "function" => scripting::function(&args),
         "script" => scripting::script(&args),

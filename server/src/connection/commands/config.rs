@@ -1,0 +1,132 @@
+//! CONFIG GET, SET, RESETSTAT, REWRITE and HELP (Redis 7.0 `config.c`) over the parameter
+//! table of [`crate::runtime::params`].
+//!
+//! CONFIG SET takes several `name value` pairs and applies all or none: every name is
+//! checked first (unknown, duplicate, immutable), then every value is parsed into a copy of
+//! this shard's configuration, and only when all succeed is the copy installed on every
+//! shard (one hop to each; the reply comes once all have it).
+
+use bytes::Bytes;
+
+use crate::keyspace::glob::string_match;
+use crate::resp::Frame;
+use crate::runtime::params::{self, View};
+use crate::runtime::RuntimeConfig;
+use crate::shard::Shard;
+
+const HELP: &[&str] = &[
+    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// `CONFIG GET pattern [pattern …]` → map of matching parameters (RESP2: flat array);
+/// `CONFIG SET name value [name value …]` → OK once every shard has the new values;
+/// `CONFIG RESETSTAT` → OK (no-op); `CONFIG REWRITE` → error (no configuration file).
+pub async fn config(shard: &Shard, args: &[Bytes]) -> Frame {
+    let sub = args[1].to_ascii_uppercase();
+    match sub.as_slice() {
+        b"GET" if args.len() >= 3 => get(shard, &args[2..]),
+        b"SET" if args.len() >= 4 && args.len() % 2 == 0 => set(shard, &args[2..]).await,
+        b"GET" | b"SET" | b"RESETSTAT" | b"REWRITE" | b"HELP"
+            if args.len() != 2 || sub.as_slice() == b"GET" || sub.as_slice() == b"SET" =>
+        {
+            Frame::error(format!(
+                "ERR wrong number of arguments for 'config|{}' command",
+                String::from_utf8_lossy(&args[1]).to_ascii_lowercase()
+            ))
+        }
+        b"RESETSTAT" => Frame::ok(),
+        b"REWRITE" => Frame::error("ERR The server is running without a config file"),
+        b"HELP" => Frame::Array(
+            HELP.iter()
+                .map(|line| Frame::Simple((*line).to_string()))
+                .collect(),
+        ),
+        _ => Frame::error(format!(
+            "ERR unknown subcommand '{}'. Try CONFIG HELP.",
+            String::from_utf8_lossy(&args[1])
+        )),
+    }
+}
+
+fn get(shard: &Shard, patterns: &[Bytes]) -> Frame {
+    let runtime = shard.runtime.borrow();
+    let view = View {
+        config: &shard.shared.config,
+        runtime: &runtime,
+        bound: shard.shared.bound,
+        shards: shard.nr_shards,
+    };
+    let matches = |name: &str| {
+        patterns
+            .iter()
+            .any(|p| string_match(p, name.as_bytes(), true))
+    };
+    let mut pairs = Vec::new();
+    for param in params::all() {
+        for name in std::iter::once(param.name).chain(param.alias) {
+            if matches(name) {
+                pairs.push((
+                    Frame::Bulk(Bytes::from_static(name.as_bytes())),
+                    Frame::Bulk(Bytes::from(param.value(&view))),
+                ));
+            }
+        }
+    }
+    Frame::Map(pairs)
+}
+
+/// Parses every pair into a copy of the configuration (Redis's errors), then installs it on
+/// every shard.
+async fn set(shard: &Shard, pairs: &[Bytes]) -> Frame {
+    let mut found = Vec::with_capacity(pairs.len() / 2);
+    for pair in pairs.chunks(2) {
+        let name = String::from_utf8_lossy(&pair[0]);
+        let Some(param) = params::find(&name) else {
+            return Frame::error(format!(
+                "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
+            ));
+        };
+        if found
+            .iter()
+            .any(|(p, _, _): &(&params::Param, _, _)| p.name == param.name)
+        {
+            return failed(&name, "duplicate parameter");
+        }
+        if !param.is_mutable() {
+            return failed(&name, "can't set immutable config");
+        }
+        found.push((param, name, String::from_utf8_lossy(&pair[1])));
+    }
+    let mut next: RuntimeConfig = shard.runtime.borrow().clone();
+    for (param, name, value) in &found {
+        if let Err(reason) = param.apply(&mut next, value) {
+            return failed(name, &reason);
+        }
+    }
+    shard
+        .run_on_all(|| {
+            let next = next.clone();
+            Box::new(move |s: &Shard| {
+                crate::runtime::apply(s, next);
+                Frame::ok()
+            })
+        })
+        .await;
+    Frame::ok()
+}
+
+fn failed(name: &str, reason: &str) -> Frame {
+    Frame::error(format!(
+        "ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}"
+    ))
+}

@@ -1,0 +1,200 @@
+//! OBJECT ENCODING|IDLETIME|FREQ|REFCOUNT|HELP, MEMORY USAGE and SLOWLOG GET|LEN|RESET over
+//! both shards of a 2-shard server, with Redis 7.0's replies.
+
+mod common;
+
+use common::{login_plain, RawClient, Server};
+use shardline::keyspace::slot::owner_shard;
+
+const ARGS: &[&str] = &["--tls", "off", "--smp", "2", "--appendonly", "no"];
+
+fn key_on(shard: usize, prefix: &str) -> String {
+    (0..)
+        .map(|i| format!("{prefix}:{i}"))
+        .find(|k| owner_shard(k.as_bytes(), 2) == shard)
+        .expect("a key on that shard")
+}
+
+fn bulk(value: &str) -> Vec<u8> {
+    format!("${}\r\n{value}\r\n", value.len()).into_bytes()
+}
+
+fn encoding(client: &mut RawClient, key: &str) -> String {
+    let reply = client.request(&[b"OBJECT", b"ENCODING", key.as_bytes()]);
+    String::from_utf8_lossy(&reply)
+        .lines()
+        .nth(1)
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn object_encoding_follows_redis_7_0() {
+    let server = Server::start(ARGS);
+    let mut c = login_plain(&server);
+    for shard in 0..2 {
+        let k = |what: &str| key_on(shard, what);
+        c.roundtrip(&[b"SET", k("int").as_bytes(), b"12345"], b"+OK\r\n");
+        c.roundtrip(&[b"SET", k("emb").as_bytes(), b"hello"], b"+OK\r\n");
+        c.roundtrip(&[b"SET", k("raw").as_bytes(), &[b'x'; 45]], b"+OK\r\n");
+        c.roundtrip(&[b"RPUSH", k("list").as_bytes(), b"a"], b":1\r\n");
+        c.roundtrip(&[b"HSET", k("hsmall").as_bytes(), b"f", b"v"], b":1\r\n");
+        c.roundtrip(
+            &[b"HSET", k("hbig").as_bytes(), b"f", &[b'v'; 65]],
+            b":1\r\n",
+        );
+        c.roundtrip(&[b"SADD", k("sint").as_bytes(), b"1", b"2"], b":2\r\n");
+        c.roundtrip(&[b"SADD", k("sstr").as_bytes(), b"a"], b":1\r\n");
+        let expected = [
+            ("int", "int"),
+            ("emb", "embstr"),
+            ("raw", "raw"),
+            ("list", "quicklist"),
+            ("hsmall", "listpack"),
+            ("hbig", "hashtable"),
+            ("sint", "intset"),
+            ("sstr", "hashtable"),
+        ];
+        for (key, enc) in expected {
+            assert_eq!(encoding(&mut c, &k(key)), enc, "{key} on shard {shard}");
+        }
+        // A string changed in place is `raw` until it is set anew.
+        c.roundtrip(&[b"SET", k("rng").as_bytes(), b"1234"], b"+OK\r\n");
+        c.roundtrip(&[b"SETRANGE", k("rng").as_bytes(), b"0", b"2"], b":4\r\n");
+        assert_eq!(encoding(&mut c, &k("rng")), "raw");
+        c.roundtrip(&[b"SET", k("rng").as_bytes(), b"2234"], b"+OK\r\n");
+        c.roundtrip(&[b"SETRANGE", k("rng").as_bytes(), b"0", b""], b":4\r\n");
+        assert_eq!(
+            encoding(&mut c, &k("rng")),
+            "int",
+            "an empty SETRANGE changes nothing"
+        );
+        c.roundtrip(&[b"APPEND", k("rng").as_bytes(), b"5"], b":5\r\n");
+        assert_eq!(encoding(&mut c, &k("rng")), "raw");
+        c.roundtrip(&[b"INCR", k("rng").as_bytes()], b":22346\r\n");
+        assert_eq!(encoding(&mut c, &k("rng")), "int");
+        // Redis shares the integers 0..9999 (refcount INT_MAX); 12345 is its own object.
+        c.roundtrip(&[b"SET", k("small").as_bytes(), b"123"], b"+OK\r\n");
+        c.roundtrip(
+            &[b"OBJECT", b"REFCOUNT", k("small").as_bytes()],
+            b":2147483647\r\n",
+        );
+        c.roundtrip(&[b"OBJECT", b"REFCOUNT", k("int").as_bytes()], b":1\r\n");
+        c.roundtrip(&[b"OBJECT", b"REFCOUNT", k("emb").as_bytes()], b":1\r\n");
+        c.roundtrip(
+            &[b"OBJECT", b"ENCODING", k("missing").as_bytes()],
+            b"$-1\r\n",
+        );
+        // MEMORY USAGE: 96 bytes per key + key + value (see keyspace/memory.rs).
+        let expected = 96 + k("emb").len() + 5;
+        c.roundtrip(
+            &[b"MEMORY", b"USAGE", k("emb").as_bytes(), b"SAMPLES", b"0"],
+            format!(":{expected}\r\n").as_bytes(),
+        );
+        c.roundtrip(&[b"MEMORY", b"USAGE", k("missing").as_bytes()], b"$-1\r\n");
+    }
+    c.roundtrip(&[b"OBJECT", b"FREQ", b"missing"], b"$-1\r\n");
+    c.roundtrip(
+        &[b"OBJECT", b"FREQ", key_on(1, "emb").as_bytes()],
+        b"-ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please \
+          note that when switching between policies at runtime LRU and LFU data will take some \
+          time to adjust.\r\n",
+    );
+    c.roundtrip(
+        &[b"OBJECT", b"NOPE", b"x"],
+        b"-ERR unknown subcommand 'NOPE'. Try OBJECT HELP.\r\n",
+    );
+    c.roundtrip(
+        &[b"MEMORY", b"USAGE", b"x", b"SAMPLES", b"-1"],
+        b"-ERR syntax error\r\n",
+    );
+    let help = String::from_utf8_lossy(&c.request(&[b"OBJECT", b"HELP"])).into_owned();
+    assert!(help.starts_with(
+        "*15\r\n+OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+ENCODING <key>\r\n"
+    ));
+}
+
+#[test]
+fn reads_reset_the_idle_time_ttl_type_exists_do_not() {
+    let server = Server::start(ARGS);
+    let mut c = login_plain(&server);
+    let keys = [key_on(0, "idle"), key_on(1, "idle")];
+    for key in &keys {
+        c.roundtrip(&[b"SET", key.as_bytes(), b"v"], b"+OK\r\n");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    for key in &keys {
+        // TTL, TYPE and EXISTS are not accesses (Redis's LOOKUP_NOTOUCH).
+        c.roundtrip(&[b"TTL", key.as_bytes()], b":-1\r\n");
+        c.roundtrip(&[b"TYPE", key.as_bytes()], b"+string\r\n");
+        c.roundtrip(&[b"EXISTS", key.as_bytes()], b":1\r\n");
+        let idle = c.request(&[b"OBJECT", b"IDLETIME", key.as_bytes()]);
+        assert!(
+            idle == b":2\r\n" || idle == b":3\r\n",
+            "{:?}",
+            String::from_utf8_lossy(&idle)
+        );
+        c.roundtrip(&[b"GET", key.as_bytes()], &bulk("v"));
+        c.roundtrip(&[b"OBJECT", b"IDLETIME", key.as_bytes()], b":0\r\n");
+    }
+}
+
+#[test]
+fn slowlog_keeps_commands_of_every_shard() {
+    let server = Server::start(ARGS);
+    let mut c = login_plain(&server);
+    let (a, b) = (key_on(0, "slow"), key_on(1, "slow"));
+    c.roundtrip(&[b"SET", a.as_bytes(), b"before"], b"+OK\r\n");
+    // Default 10000 µs: a SET is not that slow.
+    c.roundtrip(&[b"SLOWLOG", b"LEN"], b":0\r\n");
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"slowlog-log-slower-than", b"0"],
+        b"+OK\r\n",
+    );
+    c.roundtrip(&[b"SET", a.as_bytes(), b"1"], b"+OK\r\n");
+    let long = vec![b'x'; 200];
+    c.roundtrip(&[b"SET", b.as_bytes(), &long], b"+OK\r\n");
+    c.roundtrip(&[b"SLOWLOG", b"LEN"], b":2\r\n");
+    let got = c.request(&[b"SLOWLOG", b"GET"]);
+    let text = String::from_utf8_lossy(&got).into_owned();
+    let lines: Vec<&str> = text.split("\r\n").collect();
+    // Newest first: [id, time, µs, [SET b <128 bytes>... (72 more bytes)], addr, name].
+    assert_eq!(lines[0], "*2", "{text}");
+    assert_eq!(lines[1], "*6");
+    let newest_id: i64 = lines[2][1..].parse().expect("id");
+    assert_eq!(lines[5], "*3");
+    assert_eq!(lines[7], "SET");
+    assert_eq!(lines[9], b);
+    let truncated = format!("{}... (72 more bytes)", "x".repeat(128));
+    assert_eq!(lines[10], format!("${}", truncated.len()));
+    assert_eq!(lines[11], truncated);
+    let older = text.find(&format!("\r\n:{}\r\n", newest_id - 1));
+    assert!(older.is_some(), "older entry id {}: {text}", newest_id - 1);
+    assert!(text.contains(&format!(
+        "*3\r\n$3\r\nSET\r\n${}\r\n{a}\r\n$1\r\n1\r\n",
+        a.len()
+    )));
+    c.roundtrip(
+        &[b"SLOWLOG", b"GET", b"1"],
+        &[
+            b"*1\r\n".as_slice(),
+            &got[4..4 + got[4..]
+                .windows(6)
+                .position(|w| w == b"\r\n*6\r\n")
+                .map_or(got.len() - 4, |p| p + 2)],
+        ]
+        .concat(),
+    );
+    c.roundtrip(&[b"SLOWLOG", b"RESET"], b"+OK\r\n");
+    c.roundtrip(&[b"SLOWLOG", b"LEN"], b":0\r\n");
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"slowlog-log-slower-than", b"-1"],
+        b"+OK\r\n",
+    );
+    c.roundtrip(&[b"SET", a.as_bytes(), b"2"], b"+OK\r\n");
+    c.roundtrip(&[b"SLOWLOG", b"LEN"], b":0\r\n");
+    c.roundtrip(
+        &[b"SLOWLOG", b"GET", b"-2"],
+        b"-ERR count should be greater than or equal to -1\r\n",
+    );
+}
