@@ -240,7 +240,7 @@ fn used_bytes_follows_every_change() {
     db.remove(b"a", 0);
     assert_eq!(db.used_bytes(), 0);
     db.set(b"d", s(b"z"), false, 0);
-    db.flush();
+    db.flush(1_000);
     assert_eq!(db.used_bytes(), 0);
 }
 
