@@ -20,6 +20,7 @@ pub mod forward;
 pub mod keyspace;
 pub mod listener;
 pub mod logging;
+pub mod rdb;
 pub mod resp;
 pub mod server;
 pub mod shard;
