@@ -3,6 +3,7 @@
 //! helpers that split and merge multi-shard commands ([`fanout`]).
 
 pub mod databases;
+pub mod dump;
 mod expire;
 pub mod fanout;
 mod getex;
@@ -13,6 +14,7 @@ mod keys;
 mod list;
 mod list_edit;
 pub mod longdouble;
+pub mod rename;
 pub mod reply;
 mod set_cmd;
 mod sets;
@@ -54,6 +56,7 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "getdel" => strings::getdel,
         "mget" => strings::mget,
         "mset" => strings::mset,
+        "msetnx" => strings::msetnx,
         "setnx" => strings::setnx,
         "append" => strings::append,
         "strlen" => strings::strlen,
@@ -70,6 +73,12 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "decrby" => incr::decrby,
         "del" | "unlink" => keys::del,
         "exists" => keys::exists,
+        "touch" => keys::touch,
+        "randomkey" => keys::randomkey,
+        "rename" => rename::rename,
+        "renamenx" => rename::renamenx,
+        "dump" => dump::dump,
+        "restore" => dump::restore,
         "type" => keys::type_,
         "keys" => keys::keys,
         "scan" => keys::scan,

@@ -1,5 +1,5 @@
 //! Commands over the whole keyspace, which every shard owns a slice of: KEYS, SCAN, DBSIZE,
-//! FLUSHDB (on the session's database), FLUSHALL, SWAPDB. Each runs on every shard (or, for
+//! FLUSHDB (on the session's database), FLUSHALL, SWAPDB, RANDOMKEY. Each runs on every shard (or, for
 //! SCAN, one shard per call) and the replies are merged here. Not atomic across shards: a
 //! FLUSHALL racing writes on other connections may leave keys written on a shard after it was
 //! flushed, and a SWAPDB is atomic on each shard but other connections may see one shard
@@ -22,8 +22,10 @@ pub async fn all_shards(
     spec: &'static CommandSpec,
     args: Vec<Bytes>,
 ) -> Frame {
-    if spec.name == "scan" {
-        return scan(shard, db, args).await;
+    match spec.name {
+        "scan" => return scan(shard, db, args).await,
+        "randomkey" => return randomkey(shard, db).await,
+        _ => {}
     }
     let replies = shard
         .run_on_all(|| {
@@ -52,4 +54,43 @@ async fn scan(shard: &Rc<Shard>, db: usize, args: Vec<Bytes>) -> Frame {
         )
         .await;
     fanout::scan_finish(reply, owner, shard.nr_shards)
+}
+
+/// RANDOMKEY over all shards: every shard draws one of its keys and counts its keys; one of
+/// the draws is picked with odds proportional to its shard's key count, so every key is about
+/// as likely. Nil when every shard is empty.
+async fn randomkey(shard: &Rc<Shard>, db: usize) -> Frame {
+    let draws = shard
+        .run_on_all(|| {
+            Box::new(move |s: &Shard| {
+                let count = s.execute_local(db, &[Bytes::from_static(b"DBSIZE")]);
+                let key = s.execute_local(db, &[Bytes::from_static(b"RANDOMKEY")]);
+                Frame::Array(vec![count, key])
+            })
+        })
+        .await;
+    let mut candidates = Vec::with_capacity(draws.len());
+    for draw in draws {
+        match draw {
+            Frame::Array(parts) => {
+                if let [Frame::Integer(count), Frame::Bulk(key)] = parts.as_slice() {
+                    candidates.push((u64::try_from(*count).unwrap_or(0).max(1), key.clone()));
+                }
+            }
+            err @ Frame::Error(_) => return err,
+            _ => {}
+        }
+    }
+    let total: u64 = candidates.iter().map(|(count, _)| count).sum();
+    if total == 0 {
+        return Frame::Null;
+    }
+    let mut pick = rand::random::<u64>() % total;
+    for (count, key) in candidates {
+        if pick < count {
+            return Frame::Bulk(key);
+        }
+        pick -= count;
+    }
+    Frame::Null
 }

@@ -6,6 +6,7 @@ mod auth;
 mod client;
 mod command_info;
 mod config_get;
+mod cross_shard;
 mod info;
 mod keyspace_wide;
 mod persistence;
@@ -64,6 +65,9 @@ pub async fn execute(
         "config" => config_get::config(shard, &args),
         "command" => command_info::command(&args),
         "debug" => admin::debug(shard, &args),
+        "rename" | "renamenx" | "copy" | "msetnx" => {
+            cross_shard::execute(shard, session.db, spec.name, args).await
+        }
         "function" => scripting::function(&args),
         "script" => scripting::script(&args),
         other => Frame::error(format!("ERR unknown command '{other}'")),

@@ -1,0 +1,227 @@
+//! RENAME, RENAMENX, COPY and MSETNX, whose keys may live on different shards.
+//!
+//! When every key has one owner shard the command runs there as one job, as any keyspace
+//! command (and is logged as itself). Otherwise it is composed of owner-shard steps, each a
+//! plain synchronous function run on the owner shard by one hop ([`Shard::run_on`]) and
+//! logged there as the keyspace commands it runs:
+//!
+//! - [`read_entry`]: the source's DUMP payload and deadline (read only);
+//! - [`put_entry`]: `RESTORE key deadline payload [REPLACE] ABSTTL` on the destination,
+//!   logged as that RESTORE (the deadline absolute, so replay is exact);
+//! - [`delete_key`]: `DEL key`, logged as such;
+//! - [`count_existing`] / [`set_pairs`]: EXISTS / MSET of one shard's keys.
+//!
+//! A move writes the destination before it deletes the source, so a step refused midway
+//! (`MISCONF` while a log cannot be written) leaves the value in both places, never in
+//! neither. The steps are not isolated from other clients yet: another connection may see
+//! the state between two steps (README, "Compatibility notes").
+
+use std::rc::Rc;
+
+use bytes::Bytes;
+
+use crate::cmd::dump::BUSYKEY;
+use crate::cmd::fanout::split_keys;
+use crate::cmd::rename::{copy_options, NO_SUCH_KEY};
+use crate::resp::Frame;
+use crate::shard::Shard;
+
+/// Runs `name` (`rename`, `renamenx`, `copy` or `msetnx`; arity checked) with `args` on
+/// database `db`.
+pub async fn execute(shard: &Rc<Shard>, db: usize, name: &str, args: Vec<Bytes>) -> Frame {
+    let owners: Vec<usize> = match name {
+        "msetnx" => args[1..]
+            .iter()
+            .step_by(2)
+            .map(|k| shard.owner_of(k))
+            .collect(),
+        _ => vec![shard.owner_of(&args[1]), shard.owner_of(&args[2])],
+    };
+    if owners.iter().all(|&o| o == owners[0]) {
+        return shard
+            .run_on(
+                owners[0],
+                Box::new(move |s: &Shard| s.execute_local(db, &args)),
+            )
+            .await;
+    }
+    match name {
+        "rename" => rename(shard, db, args, false).await,
+        "renamenx" => rename(shard, db, args, true).await,
+        "copy" => copy(shard, db, args).await,
+        _ => msetnx(shard, db, args).await,
+    }
+}
+
+/// RENAME / RENAMENX with the two keys on different shards: read the source, put it on the
+/// destination (without REPLACE for RENAMENX: BUSYKEY means "exists"), delete the source.
+async fn rename(shard: &Rc<Shard>, db: usize, args: Vec<Bytes>, nx: bool) -> Frame {
+    let (src, dst) = (args[1].clone(), args[2].clone());
+    let (from, to) = (shard.owner_of(&src), shard.owner_of(&dst));
+    let entry = {
+        let src = src.clone();
+        shard
+            .run_on(from, Box::new(move |s: &Shard| read_entry(s, db, &src)))
+            .await
+    };
+    let (payload, deadline) = match entry {
+        Frame::Array(parts) => match parts.as_slice() {
+            [Frame::Bulk(payload), Frame::Integer(deadline)] => (payload.clone(), *deadline),
+            _ => return Frame::error("ERR internal error reading the source key"),
+        },
+        Frame::Null => return Frame::error(NO_SUCH_KEY),
+        err => return err,
+    };
+    let put = shard
+        .run_on(
+            to,
+            Box::new(move |s: &Shard| put_entry(s, db, &dst, &payload, deadline, !nx)),
+        )
+        .await;
+    match put {
+        Frame::Error(message) if nx && message == BUSYKEY => return Frame::Integer(0),
+        Frame::Error(_) => return put,
+        _ => {}
+    }
+    let deleted = shard
+        .run_on(from, Box::new(move |s: &Shard| delete_key(s, db, &src)))
+        .await;
+    if deleted.is_error() {
+        return deleted;
+    }
+    if nx {
+        Frame::Integer(1)
+    } else {
+        Frame::ok()
+    }
+}
+
+/// COPY with the two keys on different shards: read the source, put it on the destination
+/// (in the `DB` option's database).
+async fn copy(shard: &Rc<Shard>, db: usize, args: Vec<Bytes>) -> Frame {
+    let options = match copy_options(&args, db, shard.shared.config.databases) {
+        Ok(options) => options,
+        Err(err) => return err,
+    };
+    let (src, dst) = (args[1].clone(), args[2].clone());
+    let entry = shard
+        .run_on(
+            shard.owner_of(&src),
+            Box::new(move |s: &Shard| read_entry(s, db, &src)),
+        )
+        .await;
+    let (payload, deadline) = match entry {
+        Frame::Array(parts) => match parts.as_slice() {
+            [Frame::Bulk(payload), Frame::Integer(deadline)] => (payload.clone(), *deadline),
+            _ => return Frame::error("ERR internal error reading the source key"),
+        },
+        Frame::Null => return Frame::Integer(0),
+        err => return err,
+    };
+    let target = options.db;
+    let put = shard
+        .run_on(
+            shard.owner_of(&dst),
+            Box::new(move |s: &Shard| {
+                put_entry(s, target, &dst, &payload, deadline, options.replace)
+            }),
+        )
+        .await;
+    match put {
+        Frame::Error(message) if message == BUSYKEY => Frame::Integer(0),
+        Frame::Error(_) => put,
+        _ => Frame::Integer(1),
+    }
+}
+
+/// MSETNX with keys on several shards: count the existing keys on every owner shard, then,
+/// when there is none, MSET each shard's pairs.
+async fn msetnx(shard: &Rc<Shard>, db: usize, args: Vec<Bytes>) -> Frame {
+    let parts = match split_keys(&args, 2, shard.nr_shards) {
+        Ok(parts) => parts,
+        Err(err) => return err,
+    };
+    for (owner, sub_args, _) in &parts {
+        let keys: Vec<Bytes> = sub_args[1..].iter().step_by(2).cloned().collect();
+        let existing = shard
+            .run_on(
+                *owner,
+                Box::new(move |s: &Shard| count_existing(s, db, keys)),
+            )
+            .await;
+        match existing {
+            Frame::Integer(0) => {}
+            Frame::Integer(_) => return Frame::Integer(0),
+            err => return err,
+        }
+    }
+    for (owner, sub_args, _) in parts {
+        let pairs = sub_args[1..].to_vec();
+        let set = shard
+            .run_on(owner, Box::new(move |s: &Shard| set_pairs(s, db, pairs)))
+            .await;
+        if set.is_error() {
+            return set;
+        }
+    }
+    Frame::Integer(1)
+}
+
+/// Owner-shard step: `[DUMP payload, deadline in unix ms or 0]` of `key` in database `db`,
+/// or nil when the key is missing.
+pub fn read_entry(s: &Shard, db: usize, key: &Bytes) -> Frame {
+    let payload = s.execute_local(db, &[Bytes::from_static(b"DUMP"), key.clone()]);
+    if !matches!(payload, Frame::Bulk(_)) {
+        return payload;
+    }
+    let deadline = match s.execute_local(db, &[Bytes::from_static(b"PEXPIRETIME"), key.clone()]) {
+        Frame::Integer(at) if at > 0 => at,
+        _ => 0,
+    };
+    Frame::Array(vec![payload, Frame::Integer(deadline)])
+}
+
+/// Owner-shard step: stores `payload` under `key` in database `db` with the absolute
+/// `deadline` (unix ms, 0 = none), replacing an existing key when `replace`; the RESTORE
+/// reply (`BUSYKEY` when the key exists and not `replace`).
+pub fn put_entry(
+    s: &Shard,
+    db: usize,
+    key: &Bytes,
+    payload: &Bytes,
+    deadline: i64,
+    replace: bool,
+) -> Frame {
+    let mut args = vec![
+        Bytes::from_static(b"RESTORE"),
+        key.clone(),
+        Bytes::from(deadline.to_string()),
+        payload.clone(),
+        Bytes::from_static(b"ABSTTL"),
+    ];
+    if replace {
+        args.push(Bytes::from_static(b"REPLACE"));
+    }
+    s.execute_local(db, &args)
+}
+
+/// Owner-shard step: deletes `key` from database `db`; the DEL reply.
+pub fn delete_key(s: &Shard, db: usize, key: &Bytes) -> Frame {
+    s.execute_local(db, &[Bytes::from_static(b"DEL"), key.clone()])
+}
+
+/// Owner-shard step: how many of `keys` exist in database `db` (EXISTS).
+pub fn count_existing(s: &Shard, db: usize, keys: Vec<Bytes>) -> Frame {
+    let mut args = Vec::with_capacity(keys.len() + 1);
+    args.push(Bytes::from_static(b"EXISTS"));
+    args.extend(keys);
+    s.execute_local(db, &args)
+}
+
+/// Owner-shard step: MSET of `pairs` (key, value, key, value, …) in database `db`.
+pub fn set_pairs(s: &Shard, db: usize, pairs: Vec<Bytes>) -> Frame {
+    let mut args = Vec::with_capacity(pairs.len() + 1);
+    args.push(Bytes::from_static(b"MSET"));
+    args.extend(pairs);
+    s.execute_local(db, &args)
+}
