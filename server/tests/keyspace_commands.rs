@@ -422,3 +422,48 @@ fn dump_payloads_move_between_shardline_and_redis_server() {
     }
     r.roundtrip(&[b"SCARD", b"swords-from-shardline"], b":300\r\n");
 }
+
+#[test]
+fn lcs_replies_match_redis_server_on_one_shard_and_across_shards() {
+    if !common::have("redis-server") {
+        eprintln!("SKIPPED: redis-server is not installed (test.sh installs it)");
+        return;
+    }
+    let redis = RedisReference::start(&[]);
+    let mut r = RawClient::plain(redis.addr);
+    let server = Server::start(SMP2);
+    let mut s = login_plain(&server);
+    let (a, b, a2) = (key_on(0, "a"), key_on(1, "b"), key_on(0, "a2-"));
+    let (a, b, a2) = (a.as_bytes(), b.as_bytes(), a2.as_bytes());
+    let first = b"ohmytext-GATTACA-and-the-rest-of-it";
+    let second = b"mynewtext GATTACAxx and the rest";
+    let requests: Vec<Vec<&[u8]>> = vec![
+        vec![b"SET", a, first],
+        vec![b"SET", b, second],
+        vec![b"SET", a2, second],
+        vec![b"LCS", a, b],
+        vec![b"LCS", a, a2],
+        vec![b"LCS", a, b, b"LEN"],
+        vec![b"LCS", a, b, b"IDX"],
+        vec![b"LCS", a, a2, b"IDX", b"WITHMATCHLEN"],
+        vec![b"LCS", a, b, b"IDX", b"MINMATCHLEN", b"4", b"WITHMATCHLEN"],
+        vec![b"LCS", a, b"missing"],
+        vec![b"LCS", a, b, b"IDX", b"LEN"],
+        vec![b"LCS", a, b, b"MINMATCHLEN"],
+        vec![b"LCS", a, b, b"MINMATCHLEN", b"x"],
+        vec![b"RPUSH", b"list", b"x"],
+        vec![b"LCS", a, b"list"],
+    ];
+    for request in &requests {
+        let expected = r.request(request);
+        assert_eq!(
+            String::from_utf8_lossy(&s.request(request)),
+            String::from_utf8_lossy(&expected),
+            "{:?}",
+            request
+                .iter()
+                .map(|a| String::from_utf8_lossy(a))
+                .collect::<Vec<_>>()
+        );
+    }
+}

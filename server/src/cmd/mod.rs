@@ -11,6 +11,7 @@ mod hash;
 mod hash_incr;
 mod incr;
 mod keys;
+pub mod lcs;
 mod list;
 mod list_edit;
 pub mod longdouble;
@@ -62,6 +63,7 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "strlen" => strings::strlen,
         "getset" => strings::getset,
         "getrange" => strings::getrange,
+        "lcs" => lcs::lcs,
         "setrange" => strings::setrange,
         "getex" => getex::getex,
         "setex" => getex::setex,

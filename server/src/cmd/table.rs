@@ -88,12 +88,12 @@ const NO_AUTH: &[&str] = &[
     "allow_busy",
 ];
 
-/// Commands with keys routed [`KeyRouting::Connection`]: their keys (RENAME's two, MSETNX's
-/// many) may live on different shards and the command is not a per-key merge of
+/// Commands with keys routed [`KeyRouting::Connection`]: their keys (RENAME's and LCS's two,
+/// MSETNX's many) may live on different shards and the command is not a per-key merge of
 /// independent parts, so neither `SingleKey` nor `MultiKey` fits. The connection runs them in
 /// one job on the owner shard when all keys share one, else as a composition of owner-shard
 /// steps (`connection::commands::cross_shard`).
-pub const COMPOSED: &[&str] = &["rename", "renamenx", "copy", "msetnx"];
+pub const COMPOSED: &[&str] = &["rename", "renamenx", "copy", "msetnx", "lcs"];
 
 const TX_FAST: &[&str] = &["noscript", "loading", "stale", "fast", "allow_busy"];
 
@@ -150,6 +150,7 @@ static COMMANDS: &[CommandSpec] = &[
     c("incrbyfloat", 3, WDF, K1, SingleKey, "string", "2.6.0", "Increment the float value of a key by the given amount", &["@write", "@string", "@fast"]),
     c("getex", -2, WF, K1, SingleKey, "string", "6.2.0", "Get the value of a key and optionally set its expiration", &["@write", "@string", "@fast"]),
     c("getset", 3, WDF, K1, SingleKey, "string", "1.0.0", "Set the string value of a key and return its old value", &["@write", "@string", "@fast"]),
+    c("lcs", -3, R, (1, 2, 1), Connection, "string", "7.0.0", "Find longest common substring", &["@read", "@string", "@slow"]),
     c("getrange", 4, R, K1, SingleKey, "string", "2.4.0", "Get a substring of the string stored at a key", &["@read", "@string", "@slow"]),
     c("setrange", 4, WD, K1, SingleKey, "string", "2.2.0", "Overwrite part of a string at key starting at the specified offset", &["@write", "@string", "@slow"]),
     c("setex", 4, WD, K1, SingleKey, "string", "2.0.0", "Set the value and expiration of a key", &["@write", "@string", "@slow"]),

@@ -1,4 +1,4 @@
-//! RENAME, RENAMENX, COPY and MSETNX, whose keys may live on different shards.
+//! RENAME, RENAMENX, COPY, MSETNX and LCS, whose keys may live on different shards.
 //!
 //! When every key has one owner shard the command runs there as one job, as any keyspace
 //! command (and is logged as itself). Otherwise it is composed of owner-shard steps, each a
@@ -9,7 +9,8 @@
 //! - [`put_entry`]: `RESTORE key deadline payload [REPLACE] ABSTTL` on the destination,
 //!   logged as that RESTORE (the deadline absolute, so replay is exact);
 //! - [`delete_key`]: `DEL key`, logged as such;
-//! - [`count_existing`] / [`set_pairs`]: EXISTS / MSET of one shard's keys.
+//! - [`count_existing`] / [`set_pairs`]: EXISTS / MSET of one shard's keys;
+//! - [`read_string`]: GET, for LCS, which then computes here.
 //!
 //! A move writes the destination before it deletes the source, so a step refused midway
 //! (`MISCONF` while a log cannot be written) leaves the value in both places, never in
@@ -22,11 +23,13 @@ use bytes::Bytes;
 
 use crate::cmd::dump::BUSYKEY;
 use crate::cmd::fanout::split_keys;
+use crate::cmd::lcs::NOT_STRINGS;
 use crate::cmd::rename::{copy_options, NO_SUCH_KEY};
+use crate::cmd::reply::WRONGTYPE;
 use crate::resp::Frame;
 use crate::shard::Shard;
 
-/// Runs `name` (`rename`, `renamenx`, `copy` or `msetnx`; arity checked) with `args` on
+/// Runs `name` (`rename`, `renamenx`, `copy`, `msetnx` or `lcs`; arity checked) with `args` on
 /// database `db`.
 pub async fn execute(shard: &Rc<Shard>, db: usize, name: &str, args: Vec<Bytes>) -> Frame {
     let owners: Vec<usize> = match name {
@@ -49,6 +52,7 @@ pub async fn execute(shard: &Rc<Shard>, db: usize, name: &str, args: Vec<Bytes>)
         "rename" => rename(shard, db, args, false).await,
         "renamenx" => rename(shard, db, args, true).await,
         "copy" => copy(shard, db, args).await,
+        "lcs" => lcs(shard, db, args).await,
         _ => msetnx(shard, db, args).await,
     }
 }
@@ -165,6 +169,29 @@ async fn msetnx(shard: &Rc<Shard>, db: usize, args: Vec<Bytes>) -> Frame {
         }
     }
     Frame::Integer(1)
+}
+
+/// LCS with the two keys on different shards: read both strings, compute here.
+async fn lcs(shard: &Rc<Shard>, db: usize, args: Vec<Bytes>) -> Frame {
+    let mut values = Vec::with_capacity(2);
+    for key in [args[1].clone(), args[2].clone()] {
+        let owner = shard.owner_of(&key);
+        match shard
+            .run_on(owner, Box::new(move |s: &Shard| read_string(s, db, &key)))
+            .await
+        {
+            Frame::Bulk(value) => values.push(value),
+            Frame::Null => values.push(Bytes::new()),
+            Frame::Error(message) if message == WRONGTYPE => return Frame::error(NOT_STRINGS),
+            other => return other,
+        }
+    }
+    crate::cmd::lcs::compute(&values[0], &values[1], &args[3..])
+}
+
+/// Owner-shard step: GET `key` in database `db` (nil, the string, or WRONGTYPE).
+pub fn read_string(s: &Shard, db: usize, key: &Bytes) -> Frame {
+    s.execute_local(db, &[Bytes::from_static(b"GET"), key.clone()])
 }
 
 /// Owner-shard step: `[DUMP payload, deadline in unix ms or 0]` of `key` in database `db`,

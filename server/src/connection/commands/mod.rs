@@ -65,7 +65,7 @@ pub async fn execute(
         "config" => config_get::config(shard, &args),
         "command" => command_info::command(&args),
         "debug" => admin::debug(shard, &args),
-        "rename" | "renamenx" | "copy" | "msetnx" => {
+        "rename" | "renamenx" | "copy" | "msetnx" | "lcs" => {
             cross_shard::execute(shard, session.db, spec.name, args).await
         }
         "function" => scripting::function(&args),
