@@ -429,11 +429,15 @@ fn lcs_replies_match_redis_server_on_one_shard_and_across_shards() {
         eprintln!("SKIPPED: redis-server is not installed (test.sh installs it)");
         return;
     }
-    let redis = RedisReference::start(&[]);
+    // The smallest proto-max-bulk-len: two 600-byte strings need a 1.4 MB table.
+    let redis = RedisReference::start(&["--proto-max-bulk-len", "1048576"]);
     let mut r = RawClient::plain(redis.addr);
-    let server = Server::start(SMP2);
+    let mut args = SMP2.to_vec();
+    args.extend(["--proto-max-bulk-len", "1048576"]);
+    let server = Server::start(&args);
     let mut s = login_plain(&server);
     let (a, b, a2) = (key_on(0, "a"), key_on(1, "b"), key_on(0, "a2-"));
+    let (big_a, big_b) = ("q".repeat(600), "r".repeat(600));
     let (a, b, a2) = (a.as_bytes(), b.as_bytes(), a2.as_bytes());
     let first = b"ohmytext-GATTACA-and-the-rest-of-it";
     let second = b"mynewtext GATTACAxx and the rest";
@@ -453,6 +457,11 @@ fn lcs_replies_match_redis_server_on_one_shard_and_across_shards() {
         vec![b"LCS", a, b, b"MINMATCHLEN", b"x"],
         vec![b"RPUSH", b"list", b"x"],
         vec![b"LCS", a, b"list"],
+        vec![b"SET", a, big_a.as_bytes()],
+        vec![b"SET", b, big_b.as_bytes()],
+        vec![b"LCS", a, b],
+        vec![b"SET", b, b"q"],
+        vec![b"LCS", a, b],
     ];
     for request in &requests {
         let expected = r.request(request);

@@ -1,39 +1,26 @@
 //! LCS (Redis 7.0 `t_string.c` `lcsCommand`): the longest common subsequence of two strings,
-//! its length, or the matching ranges.
+//! its length, or the matching ranges. The strings are read on their owner shards and the
+//! command computed by the connection (`connection::commands::cross_shard`).
 
 use bytes::Bytes;
 
 use super::reply::{int_arg, is_opt, syntax_error};
-use crate::keyspace::{Db, Value};
 use crate::resp::Frame;
 
 /// `ERR The specified keys must contain string values`.
 pub const NOT_STRINGS: &str = "ERR The specified keys must contain string values";
-/// Largest dynamic-programming table LCS builds, in bytes (Redis: `proto-max-bulk-len`,
-/// 512 MiB by default): (len(a) + 1) · (len(b) + 1) · 4.
-const MAX_TABLE_BYTES: u64 = 512 << 20;
-
-/// `LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]` with both keys on this shard.
-/// A missing key is an empty string.
-pub fn lcs(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
-    let mut values = [Bytes::new(), Bytes::new()];
-    for (value, key) in values.iter_mut().zip(&args[1..3]) {
-        match db.get(key, now) {
-            Some(Value::Str(s)) => *value = s.clone(),
-            Some(_) => return Frame::error(NOT_STRINGS),
-            None => {}
-        }
-    }
-    compute(&values[0], &values[1], &args[3..])
-}
 
 /// LCS of `a` and `b` with the command's options `opts` (`args[3..]`): the subsequence (bulk
 /// string), `LEN` its length, `IDX` the map `matches` (ranges in `a` and `b`, last match
 /// first, `[[a_start, a_end], [b_start, b_end] (, len)]`) and `len`.
 ///
+/// The dynamic-programming table takes (len(a) + 1) · (len(b) + 1) · 4 bytes and may not
+/// exceed `max_table_bytes` (Redis: `proto-max-bulk-len`).
+///
 /// Errors (Redis 7.0): `ERR syntax error`, a non-integer MINMATCHLEN, `ERR If you want both
-/// the length and indexes, please just use IDX.`, and the table limit.
-pub fn compute(a: &[u8], b: &[u8], opts: &[Bytes]) -> Frame {
+/// the length and indexes, please just use IDX.`, `ERR Insufficient memory, transient memory
+/// for LCS exceeds proto-max-bulk-len`.
+pub fn compute(a: &[u8], b: &[u8], opts: &[Bytes], max_table_bytes: u64) -> Frame {
     let (mut get_len, mut get_idx, mut with_match_len) = (false, false, false);
     let mut min_match_len: u64 = 0;
     let mut j = 0;
@@ -60,7 +47,7 @@ pub fn compute(a: &[u8], b: &[u8], opts: &[Bytes]) -> Frame {
     }
     let (alen, blen) = (a.len(), b.len());
     let cells = (alen as u64 + 1).saturating_mul(blen as u64 + 1);
-    if cells.saturating_mul(4) > MAX_TABLE_BYTES {
+    if cells.saturating_mul(4) > max_table_bytes {
         return Frame::error(
             "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
         );

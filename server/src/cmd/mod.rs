@@ -63,7 +63,6 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "strlen" => strings::strlen,
         "getset" => strings::getset,
         "getrange" => strings::getrange,
-        "lcs" => lcs::lcs,
         "setrange" => strings::setrange,
         "getex" => getex::getex,
         "setex" => getex::setex,

@@ -1,6 +1,7 @@
 //! RENAME, RENAMENX, COPY, MSETNX and LCS, whose keys may live on different shards.
 //!
-//! When every key has one owner shard the command runs there as one job, as any keyspace
+//! LCS reads its two strings on their owner shards and is computed by the connection. For
+//! the others, when every key has one owner shard the command runs there as one job, as any keyspace
 //! command (and is logged as itself). Otherwise it is composed of owner-shard steps, each a
 //! plain synchronous function run on the owner shard by one hop ([`Shard::run_on`]) and
 //! logged there as the keyspace commands it runs:
@@ -32,6 +33,9 @@ use crate::shard::Shard;
 /// Runs `name` (`rename`, `renamenx`, `copy`, `msetnx` or `lcs`; arity checked) with `args` on
 /// database `db`.
 pub async fn execute(shard: &Rc<Shard>, db: usize, name: &str, args: Vec<Bytes>) -> Frame {
+    if name == "lcs" {
+        return lcs(shard, db, args).await;
+    }
     let owners: Vec<usize> = match name {
         "msetnx" => args[1..]
             .iter()
@@ -52,7 +56,6 @@ pub async fn execute(shard: &Rc<Shard>, db: usize, name: &str, args: Vec<Bytes>)
         "rename" => rename(shard, db, args, false).await,
         "renamenx" => rename(shard, db, args, true).await,
         "copy" => copy(shard, db, args).await,
-        "lcs" => lcs(shard, db, args).await,
         _ => msetnx(shard, db, args).await,
     }
 }
@@ -171,22 +174,47 @@ async fn msetnx(shard: &Rc<Shard>, db: usize, args: Vec<Bytes>) -> Frame {
     Frame::Integer(1)
 }
 
-/// LCS with the two keys on different shards: read both strings, compute here.
+/// LCS: read both strings (in one job when they share an owner shard), compute here, with
+/// `--proto-max-bulk-len` bounding the table as Redis's `proto-max-bulk-len` does.
 async fn lcs(shard: &Rc<Shard>, db: usize, args: Vec<Bytes>) -> Frame {
+    let (a, b) = (args[1].clone(), args[2].clone());
+    let (owner_a, owner_b) = (shard.owner_of(&a), shard.owner_of(&b));
+    let replies = if owner_a == owner_b {
+        let both = shard
+            .run_on(
+                owner_a,
+                Box::new(move |s: &Shard| {
+                    Frame::Array(vec![read_string(s, db, &a), read_string(s, db, &b)])
+                }),
+            )
+            .await;
+        match both {
+            Frame::Array(replies) => replies,
+            other => return other,
+        }
+    } else {
+        let first = shard
+            .run_on(owner_a, Box::new(move |s: &Shard| read_string(s, db, &a)))
+            .await;
+        let second = shard
+            .run_on(owner_b, Box::new(move |s: &Shard| read_string(s, db, &b)))
+            .await;
+        vec![first, second]
+    };
     let mut values = Vec::with_capacity(2);
-    for key in [args[1].clone(), args[2].clone()] {
-        let owner = shard.owner_of(&key);
-        match shard
-            .run_on(owner, Box::new(move |s: &Shard| read_string(s, db, &key)))
-            .await
-        {
+    for reply in replies {
+        match reply {
             Frame::Bulk(value) => values.push(value),
             Frame::Null => values.push(Bytes::new()),
             Frame::Error(message) if message == WRONGTYPE => return Frame::error(NOT_STRINGS),
             other => return other,
         }
     }
-    crate::cmd::lcs::compute(&values[0], &values[1], &args[3..])
+    let [a, b] = values.as_slice() else {
+        return Frame::error("ERR internal error reading the LCS keys");
+    };
+    let limit = shard.shared.config.proto_max_bulk_len as u64;
+    crate::cmd::lcs::compute(a, b, &args[3..], limit)
 }
 
 /// Owner-shard step: GET `key` in database `db` (nil, the string, or WRONGTYPE).
