@@ -71,13 +71,10 @@ async fn rename(shard: &Rc<Shard>, db: usize, args: Vec<Bytes>, nx: bool) -> Fra
             .run_on(from, Box::new(move |s: &Shard| read_entry(s, db, &src)))
             .await
     };
-    let (payload, deadline) = match entry {
-        Frame::Array(parts) => match parts.as_slice() {
-            [Frame::Bulk(payload), Frame::Integer(deadline)] => (payload.clone(), *deadline),
-            _ => return Frame::error("ERR internal error reading the source key"),
-        },
-        Frame::Null => return Frame::error(NO_SUCH_KEY),
-        err => return err,
+    let (payload, deadline) = match entry_parts(entry) {
+        Ok(Some(entry)) => entry,
+        Ok(None) => return Frame::error(NO_SUCH_KEY),
+        Err(err) => return err,
     };
     let put = shard
         .run_on(
@@ -117,13 +114,10 @@ async fn copy(shard: &Rc<Shard>, db: usize, args: Vec<Bytes>) -> Frame {
             Box::new(move |s: &Shard| read_entry(s, db, &src)),
         )
         .await;
-    let (payload, deadline) = match entry {
-        Frame::Array(parts) => match parts.as_slice() {
-            [Frame::Bulk(payload), Frame::Integer(deadline)] => (payload.clone(), *deadline),
-            _ => return Frame::error("ERR internal error reading the source key"),
-        },
-        Frame::Null => return Frame::Integer(0),
-        err => return err,
+    let (payload, deadline) = match entry_parts(entry) {
+        Ok(Some(entry)) => entry,
+        Ok(None) => return Frame::Integer(0),
+        Err(err) => return err,
     };
     let target = options.db;
     let put = shard
@@ -220,6 +214,21 @@ async fn lcs(shard: &Rc<Shard>, db: usize, args: Vec<Bytes>) -> Frame {
 /// Owner-shard step: GET `key` in database `db` (nil, the string, or WRONGTYPE).
 pub fn read_string(s: &Shard, db: usize, key: &Bytes) -> Frame {
     s.execute_local(db, &[Bytes::from_static(b"GET"), key.clone()])
+}
+
+/// The payload and deadline in a [`read_entry`] reply; `Ok(None)` for a missing key, `Err`
+/// for an error reply.
+fn entry_parts(reply: Frame) -> Result<Option<(Bytes, i64)>, Frame> {
+    match reply {
+        Frame::Array(parts) => match parts.as_slice() {
+            [Frame::Bulk(payload), Frame::Integer(deadline)] => {
+                Ok(Some((payload.clone(), *deadline)))
+            }
+            _ => Err(Frame::error("ERR internal error reading the source key")),
+        },
+        Frame::Null => Ok(None),
+        err => Err(err),
+    }
 }
 
 /// Owner-shard step: `[DUMP payload, deadline in unix ms or 0]` of `key` in database `db`,
