@@ -1,10 +1,10 @@
 //! RENAME, RENAMENX, COPY, MSETNX and LCS, whose keys may live on different shards.
 //!
 //! LCS reads its two strings on their owner shards and is computed by the connection. For
-//! the others, when every key has one owner shard the command runs there as one job, as any keyspace
-//! command (and is logged as itself). Otherwise it is composed of owner-shard steps, each a
-//! plain synchronous function run on the owner shard by one hop ([`Shard::run_on`]) and
-//! logged there as the keyspace commands it runs:
+//! the others, when every key has one owner shard the command runs there as one job, as any
+//! keyspace command (and is logged as itself). Otherwise it is composed of owner-shard steps,
+//! each a plain synchronous function run on the owner shard by one hop ([`Shard::run_on`])
+//! and logged there as the keyspace commands it runs:
 //!
 //! - [`read_entry`]: the source's DUMP payload and deadline (read only);
 //! - [`put_entry`]: `RESTORE key deadline payload [REPLACE] ABSTTL` on the destination,
