@@ -283,6 +283,9 @@ fn cross_shard_moves_are_logged_and_replayed_after_a_crash() {
         &[b"MSETNX", b"m0", b"0", b"m1", b"1", b"m2", b"2"],
         b":1\r\n",
     );
+    // A COPY into another database changes only that one: it is logged all the same.
+    c.roundtrip(&[b"SET", b"{t}src", b"v"], b"+OK\r\n");
+    c.roundtrip(&[b"COPY", b"{t}src", b"{t}dst", b"DB", b"3"], b":1\r\n");
     let pexpiretime_r = int_reply(&c.request(&[b"PEXPIRETIME", b"r"]));
     let password = server.password.clone();
     let dir = server.kill9();
@@ -319,6 +322,8 @@ fn cross_shard_moves_are_logged_and_replayed_after_a_crash() {
         &[b"MGET", b"m0", b"m1", b"m2"],
         b"*3\r\n$1\r\n0\r\n$1\r\n1\r\n$1\r\n2\r\n",
     );
+    c.roundtrip(&[b"SELECT", b"3"], b"+OK\r\n");
+    c.roundtrip(&[b"GET", b"{t}dst"], b"$1\r\nv\r\n");
 }
 
 /// `DUMP` on `client` and the bulk string's bytes.
