@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-30}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(resp_parser users_file sha512_crypt_format command_loop)
+[ ${#targets[@]} -gt 0 ] || targets=(resp_parser users_file sha512_crypt_format command_loop dump_payload)
 
 export RUSTC_BOOTSTRAP=1
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz@0.13.2 --locked

@@ -110,6 +110,26 @@ CRYPT = {
     "missing_hash": "$6$rounds=5000$salt",
 }
 
+# DUMP payload bodies (footer removed) that redis-server 7.0.15 wrote, and malformed ones.
+DUMP = {name: bytes.fromhex(h) for name, h in {
+    "string": "000568656c6c6f",
+    "int16": "00c13930",
+    "lzf_string": "00c3093c016161e02f00016161",
+    "quicklist_lzf": "120102c33640751f750000000a008161028162020101df9c02f240420f04cfff02d00002f270110106"
+    "04f400f2052a0120250309e04678e03c000148ff",
+    "quicklist_small": "1201020f0f00000003008161020101dfff02ff",
+    "hash_listpack": "1012120000000400816602817602816e020701ff",
+    "hash_plain_lzf": "04010166c3094041017676e03400017676",
+    "intset32": "0b1c0400000005000000fbffffff010000000200000003000000701101",
+    "intset64": "0b180800000002000000010000000000000000f2052a01000000",
+    "set_plain": "020201610162",
+    "list_plain": "0102016101c0ff",
+    "zset_unsupported": "050101610000000000000000f03f",
+    "count_past_end": "0280ffffffff",
+    "lzf_huge_claim": "00c302ff0001",
+    "listpack_bad_total": "10037f0000",
+}.items()}
+
 
 def write(target, seeds):
     d = os.path.join(HERE, "corpus", target)
@@ -124,3 +144,4 @@ write("resp_parser", RESP)
 write("command_loop", COMMANDS)
 write("users_file", USERS)
 write("sha512_crypt_format", CRYPT)
+write("dump_payload", DUMP)

@@ -22,6 +22,7 @@ pub mod introspection;
 pub mod keyspace;
 pub mod listener;
 pub mod logging;
+pub mod rdb;
 pub mod resp;
 pub mod runtime;
 pub mod server;

@@ -219,17 +219,26 @@ impl Aof {
     ) {
         let is = |word: &[u8]| args.first().is_some_and(|n| n.eq_ignore_ascii_case(word));
         let ok = !matches!(reply, Frame::Error(_));
+        // MOVE and COPY look their key up in a target database too, which may expire it
+        // there; a COPY to another database changes only that one.
+        let target = if is(b"move") {
+            args.get(2)
+        } else if is(b"copy") {
+            args.iter()
+                .skip(3)
+                .position(|arg| arg.eq_ignore_ascii_case(b"db"))
+                .and_then(|i| args.get(i + 4))
+        } else {
+            None
+        }
+        .and_then(|arg| crate::cmd::databases::db_index(arg, dbs.len(), None).ok())
+        .filter(|&target| target != index);
+        let copied = is(b"copy") && *reply == Frame::Integer(1);
         // SWAPDB changes no keyspace's dirty counter, yet always changes the state.
-        let changed = (ok && (dirty_before != dbs[index].dirty() || is(b"swapdb")))
+        let changed = (ok && (dirty_before != dbs[index].dirty() || is(b"swapdb") || copied))
             .then(|| args.first().and_then(|name| lookup(name)))
             .flatten()
             .filter(|spec| spec.has_flag("write"));
-        // MOVE looks its key up in the target database too, which may expire it there.
-        let target = is(b"move")
-            .then(|| args.get(2))
-            .flatten()
-            .and_then(|arg| crate::cmd::databases::db_index(arg, dbs.len(), None).ok())
-            .filter(|&target| target != index);
         let expired = dbs[index].take_expired();
         let expired_in_target = target.map(|t| (t, dbs[t].take_expired()));
         self.writer.append(|out| {

@@ -6,7 +6,9 @@
 //!   `SET key value [PXAT ms]`, `PEXPIREAT key ms`, `PERSIST key` or `DEL key`;
 //! - `INCRBYFLOAT` as `SET key result [PXAT ms]` (Redis: `SET … KEEPTTL`), `HINCRBYFLOAT` as
 //!   `HSET key field result` (float formatting is then never redone);
-//! - `SPOP` (random) as `SREM key member…` of the members it returned.
+//! - `SPOP` (random) as `SREM key member…` of the members it returned;
+//! - `RESTORE` (a relative TTL) as `RESTORE key <deadline unix ms, 0 = none> payload ABSTTL
+//!   REPLACE`, or `DEL key` when the deadline had passed (Redis: `DEL`).
 
 use bytes::Bytes;
 
@@ -35,6 +37,21 @@ pub fn append_records(
             None => encode(out, &[&b"DEL"[..], key()]),
         },
         "getex" | "expire" | "pexpire" | "expireat" | "pexpireat" => deadline(out, key(), db),
+        "restore" => match db.peek(key()) {
+            Some((_, at)) => {
+                let at = at.unwrap_or(0).to_string();
+                let record: [&[u8]; 6] = [
+                    b"RESTORE",
+                    key(),
+                    at.as_bytes(),
+                    &args[3],
+                    b"ABSTTL",
+                    b"REPLACE",
+                ];
+                encode(out, &record);
+            }
+            None => encode(out, &[&b"DEL"[..], key()]),
+        },
         "spop" => {
             let members: Vec<&[u8]> = match reply {
                 Frame::Bulk(member) => vec![member],

@@ -1,7 +1,7 @@
 //! Numbered databases on one shard (Redis 7 `db.c`: `selectDb`, `moveCommand`,
 //! `swapdbCommand`, `flushallCommand`): each shard keeps one [`Db`] per database, and a
 //! command runs on the caller's selected one. The commands that touch several databases
-//! (MOVE, SWAPDB, FLUSHALL) are served here; every other keyspace command goes to
+//! (MOVE, SWAPDB, FLUSHALL, COPY … DB) are served here; every other keyspace command goes to
 //! [`super::execute`] on the selected database.
 
 use bytes::Bytes;
@@ -46,6 +46,8 @@ pub fn execute_in(dbs: &mut [Db], selected: usize, args: &[Bytes], now_ms: u64) 
     let is = |word: &[u8]| args.first().is_some_and(|n| n.eq_ignore_ascii_case(word));
     if args.len() == 3 && is(b"move") {
         move_key(dbs, selected, &args[1], &args[2], now_ms)
+    } else if args.len() >= 3 && is(b"copy") {
+        super::rename::copy(dbs, selected, args, now_ms)
     } else if args.len() == 3 && is(b"swapdb") {
         swapdb(dbs, &args[1], &args[2], now_ms)
     } else if is(b"flushall") {

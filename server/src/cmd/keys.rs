@@ -89,3 +89,14 @@ pub fn flush(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     db.flush(now);
     Frame::ok()
 }
+
+/// `TOUCH key...` → number of existing keys, counting repeats (shardline keeps no access
+/// clock to update).
+pub fn touch(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    exists(db, args, now)
+}
+
+/// `RANDOMKEY` on this shard → a random live key, or nil when there is none.
+pub fn randomkey(db: &mut Db, _args: &[Bytes], now: u64) -> Frame {
+    db.random_key(now).map_or(Frame::Null, Frame::Bulk)
+}

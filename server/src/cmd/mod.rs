@@ -3,6 +3,7 @@
 //! helpers that split and merge multi-shard commands ([`fanout`]).
 
 pub mod databases;
+pub mod dump;
 mod expire;
 pub mod fanout;
 mod getex;
@@ -10,9 +11,11 @@ mod hash;
 mod hash_incr;
 mod incr;
 mod keys;
+pub mod lcs;
 mod list;
 mod list_edit;
 pub mod longdouble;
+pub mod rename;
 pub mod reply;
 mod set_cmd;
 mod sets;
@@ -55,6 +58,7 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "getdel" => strings::getdel,
         "mget" => strings::mget,
         "mset" => strings::mset,
+        "msetnx" => strings::msetnx,
         "setnx" => strings::setnx,
         "append" => strings::append,
         "strlen" => strings::strlen,
@@ -71,6 +75,12 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "decrby" => incr::decrby,
         "del" | "unlink" => keys::del,
         "exists" => keys::exists,
+        "touch" => keys::touch,
+        "randomkey" => keys::randomkey,
+        "rename" => rename::rename,
+        "renamenx" => rename::renamenx,
+        "dump" => dump::dump,
+        "restore" => dump::restore,
         "type" => keys::type_,
         "keys" => keys::keys,
         "scan" => keys::scan,

@@ -58,6 +58,19 @@ pub fn mset(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     Frame::ok()
 }
 
+/// `MSETNX key value [key value ...]` → 1 when every key was set, 0 (and nothing set) when
+/// any of them exists.
+pub fn msetnx(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    if args.len() < 3 || args.len() % 2 == 0 {
+        return wrong_arity("msetnx");
+    }
+    if args[1..].iter().step_by(2).any(|key| db.contains(key, now)) {
+        return Frame::Integer(0);
+    }
+    mset(db, args, now);
+    Frame::Integer(1)
+}
+
 /// `SETNX key value` → 1 if set, 0 if the key existed (any type).
 pub fn setnx(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     if db.contains(&args[1], now) {

@@ -7,7 +7,9 @@
 /// How the runtime routes a command to shards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyRouting {
-    /// Handled by the connection itself; no key (PING, AUTH, CONFIG, ...).
+    /// Handled by the connection itself (PING, AUTH, CONFIG, ...): commands without keys, and
+    /// the multi-key commands in [`COMPOSED`], whose keys may live on different shards and
+    /// which the connection composes from steps run on each owner shard.
     Connection,
     /// One key at `args[1]`; runs on that key's owner shard.
     SingleKey,
@@ -18,7 +20,7 @@ pub enum KeyRouting {
         step: usize,
     },
     /// Keyless keyspace command run on every shard and merged (KEYS, SCAN,
-    /// DBSIZE, FLUSHDB, FLUSHALL, SWAPDB).
+    /// DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, RANDOMKEY).
     AllShards,
 }
 
@@ -86,6 +88,13 @@ const NO_AUTH: &[&str] = &[
     "allow_busy",
 ];
 
+/// Commands with keys routed [`KeyRouting::Connection`]: their keys (RENAME's and LCS's two,
+/// MSETNX's many) may live on different shards and the command is not a per-key merge of
+/// independent parts, so neither `SingleKey` nor `MultiKey` fits. The connection runs them in
+/// one job on the owner shard when all keys share one, else as a composition of owner-shard
+/// steps (`connection::commands::cross_shard`).
+pub const COMPOSED: &[&str] = &["rename", "renamenx", "copy", "msetnx", "lcs"];
+
 const TX_FAST: &[&str] = &["noscript", "loading", "stale", "fast", "allow_busy"];
 
 use KeyRouting::{AllShards, Connection, MultiKey, SingleKey};
@@ -129,6 +138,7 @@ static COMMANDS: &[CommandSpec] = &[
     c("set", -3, WD, K1, SingleKey, "string", "1.0.0", "Set the string value of a key", &["@write", "@string", "@slow"]),
     c("getdel", 2, WF, K1, SingleKey, "string", "6.2.0", "Get the value of a key and delete the key", &["@write", "@string", "@fast"]),
     c("mget", -2, RF, KN, M1, "string", "1.0.0", "Get the values of all the given keys", &["@read", "@string", "@fast"]),
+    c("msetnx", -3, WD, (1, -1, 2), Connection, "string", "1.0.1", "Set multiple keys to multiple values, only if none of the keys exist", &["@write", "@string", "@slow"]),
     c("mset", -3, WD, (1, -1, 2), MultiKey { step: 2 }, "string", "1.0.1", "Set multiple keys to multiple values", &["@write", "@string", "@slow"]),
     c("setnx", 3, WDF, K1, SingleKey, "string", "1.0.0", "Set the value of a key, only if the key does not exist", &["@write", "@string", "@fast"]),
     c("append", 3, WDF, K1, SingleKey, "string", "2.0.0", "Append a value to a key", &["@write", "@string", "@fast"]),
@@ -140,6 +150,7 @@ static COMMANDS: &[CommandSpec] = &[
     c("incrbyfloat", 3, WDF, K1, SingleKey, "string", "2.6.0", "Increment the float value of a key by the given amount", &["@write", "@string", "@fast"]),
     c("getex", -2, WF, K1, SingleKey, "string", "6.2.0", "Get the value of a key and optionally set its expiration", &["@write", "@string", "@fast"]),
     c("getset", 3, WDF, K1, SingleKey, "string", "1.0.0", "Set the string value of a key and return its old value", &["@write", "@string", "@fast"]),
+    c("lcs", -3, R, (1, 2, 1), Connection, "string", "7.0.0", "Find longest common substring", &["@read", "@string", "@slow"]),
     c("getrange", 4, R, K1, SingleKey, "string", "2.4.0", "Get a substring of the string stored at a key", &["@read", "@string", "@slow"]),
     c("setrange", 4, WD, K1, SingleKey, "string", "2.2.0", "Overwrite part of a string at key starting at the specified offset", &["@write", "@string", "@slow"]),
     c("setex", 4, WD, K1, SingleKey, "string", "2.0.0", "Set the value and expiration of a key", &["@write", "@string", "@slow"]),
@@ -147,6 +158,13 @@ static COMMANDS: &[CommandSpec] = &[
     // generic
     c("del", -2, W, KN, M1, "generic", "1.0.0", "Delete a key", &["@keyspace", "@write", "@slow"]),
     c("unlink", -2, WF, KN, M1, "generic", "4.0.0", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", &["@keyspace", "@write", "@fast"]),
+    c("rename", 3, W, (1, 2, 1), Connection, "generic", "1.0.0", "Rename a key", &["@keyspace", "@write", "@slow"]),
+    c("renamenx", 3, WF, (1, 2, 1), Connection, "generic", "1.0.0", "Rename a key, only if the new key does not exist", &["@keyspace", "@write", "@fast"]),
+    c("copy", -3, WD, (1, 2, 1), Connection, "generic", "6.2.0", "Copy a key", &["@keyspace", "@write", "@slow"]),
+    c("touch", -2, RF, KN, M1, "generic", "3.2.1", "Alters the last access time of a key(s). Returns the number of existing keys specified.", &["@keyspace", "@read", "@fast"]),
+    c("randomkey", 1, R, K0, AllShards, "generic", "1.0.0", "Return a random key from the keyspace", &["@keyspace", "@read", "@slow"]),
+    c("dump", 2, R, K1, SingleKey, "generic", "2.6.0", "Return a serialized version of the value stored at the specified key.", &["@keyspace", "@read", "@slow"]),
+    c("restore", -4, WD, K1, SingleKey, "generic", "2.6.0", "Create a key using the provided serialized value, previously obtained using DUMP.", &["@keyspace", "@write", "@slow", "@dangerous"]),
     c("move", 3, WF, K1, SingleKey, "generic", "1.0.0", "Move a key to another database", &["@keyspace", "@write", "@fast"]),
     c("exists", -2, RF, KN, M1, "generic", "1.0.0", "Determine if a key exists", &["@keyspace", "@read", "@fast"]),
     c("type", 2, RF, K1, SingleKey, "generic", "1.0.0", "Determine the type stored at key", &["@keyspace", "@read", "@fast"]),
@@ -293,8 +311,10 @@ mod tests {
                 "duplicate {}",
                 spec.name
             );
-            // WATCH names keys (COMMAND INFO says so) but is answered by the connection.
-            let keyed = spec.first_key > 0 && spec.name != "watch";
+            // WATCH and the composed commands name keys (COMMAND INFO says so) but are
+            // answered by the connection.
+            let keyed =
+                spec.first_key > 0 && spec.name != "watch" && !COMPOSED.contains(&spec.name);
             assert_eq!(
                 keyed,
                 matches!(spec.routing, SingleKey | MultiKey { .. }),
@@ -308,5 +328,8 @@ mod tests {
             Some(MultiKey { step: 2 })
         );
         assert_eq!(lookup(b"auth").map(|s| s.has_flag("no_auth")), Some(true));
+        for name in COMPOSED {
+            assert_eq!(lookup(name.as_bytes()).map(|s| s.routing), Some(Connection));
+        }
     }
 }

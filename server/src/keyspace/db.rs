@@ -727,6 +727,24 @@ impl Db {
         (next, out)
     }
 
+    /// A random live key (RANDOMKEY), `None` when there is none: the first key at or after a
+    /// random scan position, wrapping around. Expired keys met are deleted and another draw
+    /// is made (each draw removes one, so this ends).
+    pub fn random_key(&mut self, now_ms: u64) -> Option<Bytes> {
+        loop {
+            let pos = rand::random::<u64>() >> (64 - SCAN_CURSOR_BITS);
+            let key = self
+                .scan_index
+                .range((pos, Bytes::new())..)
+                .next()
+                .or_else(|| self.scan_index.first())
+                .map(|(_, key)| key.clone())?;
+            if self.contains(&key, now_ms) {
+                return Some(key);
+            }
+        }
+    }
+
     /// Deletes up to `max_keys` expired keys (deadline < `now_ms`), earliest
     /// deadline first, and returns how many were deleted. Cost is
     /// O(max_keys · log n), independent of the number of keys.

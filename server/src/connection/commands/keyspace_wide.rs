@@ -1,8 +1,8 @@
 //! Commands over the whole keyspace, which every shard owns a slice of: KEYS, SCAN, DBSIZE,
-//! FLUSHDB (on the session's database), FLUSHALL, SWAPDB. Each runs on every shard (or, for
-//! SCAN, one shard per call) and the replies are merged here. With several shards each one is
-//! a transaction over every shard's gate ([`crate::txn`]), so it is atomic and isolated as
-//! in Redis: no client sees one shard flushed or swapped and another not yet.
+//! FLUSHDB (on the session's database), FLUSHALL, SWAPDB, RANDOMKEY. Each runs on every shard
+//! (or, for SCAN, one shard per call) and the replies are merged here. With several shards each
+//! one is a transaction over every shard's gate ([`crate::txn`]), so it is atomic and isolated
+//! as in Redis: no client sees one shard flushed or swapped and another not yet.
 
 use std::rc::Rc;
 
@@ -27,8 +27,10 @@ pub async fn all_shards(
     spec: &'static CommandSpec,
     args: Vec<Bytes>,
 ) -> Frame {
-    if spec.name == "scan" {
-        return scan(shard, db, scope, args).await;
+    match spec.name {
+        "scan" => return scan(shard, db, scope, args).await,
+        "randomkey" => return randomkey(shard, db, scope).await,
+        _ => {}
     }
     let gates = match scope {
         None if shard.nr_shards > 1 => Some(txn::lock(shard, 0..shard.nr_shards).await),
@@ -65,4 +67,43 @@ async fn scan(shard: &Rc<Shard>, db: usize, scope: Option<TxnId>, args: Vec<Byte
         )
         .await;
     fanout::scan_finish(reply, owner, shard.nr_shards)
+}
+
+/// RANDOMKEY over all shards: every shard draws one of its keys and counts its keys; one of
+/// the draws is picked with odds proportional to its shard's key count, so every key is about
+/// as likely. Nil when every shard is empty.
+async fn randomkey(shard: &Rc<Shard>, db: usize, scope: Option<TxnId>) -> Frame {
+    let draws = shard
+        .run_on_all_in(scope, || {
+            Box::new(move |s: &Shard| {
+                let count = s.execute_local(db, &[Bytes::from_static(b"DBSIZE")]);
+                let key = s.execute_local(db, &[Bytes::from_static(b"RANDOMKEY")]);
+                Frame::Array(vec![count, key])
+            })
+        })
+        .await;
+    let mut candidates = Vec::with_capacity(draws.len());
+    for draw in draws {
+        match draw {
+            Frame::Array(parts) => {
+                if let [Frame::Integer(count), Frame::Bulk(key)] = parts.as_slice() {
+                    candidates.push((u64::try_from(*count).unwrap_or(0).max(1), key.clone()));
+                }
+            }
+            err @ Frame::Error(_) => return err,
+            _ => {}
+        }
+    }
+    let total: u64 = candidates.iter().map(|(count, _)| count).sum();
+    if total == 0 {
+        return Frame::Null;
+    }
+    let mut pick = rand::random::<u64>() % total;
+    for (count, key) in candidates {
+        if pick < count {
+            return Frame::Bulk(key);
+        }
+        pick -= count;
+    }
+    Frame::Null
 }

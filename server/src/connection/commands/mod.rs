@@ -7,6 +7,7 @@ mod client;
 mod client_admin;
 mod command_info;
 mod config;
+mod cross_shard;
 mod info;
 mod info_figures;
 mod keyspace_wide;
@@ -81,6 +82,9 @@ pub async fn execute(
         "memory" => object::memory(shard, session.db, &args).await,
         "slowlog" => slowlog::slowlog(shard, &args).await,
         "debug" => admin::debug(shard, &args),
+        "rename" | "renamenx" | "copy" | "msetnx" | "lcs" => {
+            cross_shard::execute(shard, session.db, session.txn_scope, spec.name, args).await
+        }
         "function" => scripting::function(&args),
         "script" => scripting::script(&args),
         other => Frame::error(format!("ERR unknown command '{other}'")),
