@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace on a fresh Debian machine: installs the tools the tests use
-# when they are missing (redis-tools, prometheus for promtool, redis-py, pytest), then
+# when they are missing (redis-tools, prometheus for promtool, tcl, redis-py, pytest), then
 # formatting and lint checks, the Rust unit and integration tests, the redis-py tests, the
-# benchmark smoke run and a 30 s run of each fuzz target (fuzz/run.sh).
+# benchmark smoke run, Redis's own Tcl units against per-unit baselines (compat/run-units.sh,
+# about 2 minutes) and a 30 s run of each fuzz target (fuzz/run.sh).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -17,6 +18,7 @@ command -v openssl >/dev/null || missing+=(openssl)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 [ -e /usr/include/openssl/ssl.h ] || missing+=(libssl-dev)
 command -v c++ >/dev/null || missing+=(g++) # libFuzzer, for fuzz/run.sh
+command -v tclsh >/dev/null || missing+=(tcl) # Redis's test suite, for compat/run-units.sh
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test.sh: installing ${missing[*]}"
   as_root apt-get update -qq
@@ -33,6 +35,9 @@ cargo build --workspace --locked
 status=0
 cargo test --workspace --locked --no-fail-fast || status=$?
 SHARDLINE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/shardline" python3 -m pytest -q server/tests/py || status=$?
+# Redis 7.0.15's Tcl units (docs/compatibility.md): fails when a unit passes fewer tests than
+# its baseline in compat/baseline.txt.
+compat/run-units.sh "${CARGO_TARGET_DIR:-$PWD/target}/debug/shardline" || status=$?
 # Each fuzz target for 30 s from its seeds (installs cargo-fuzz when missing).
 fuzz/run.sh 30 || status=$?
 exit "$status"
