@@ -12,8 +12,7 @@ const SMP2: &[&str] = &["--tls", "off", "--smp", "2", "--appendfsync", "always"]
 const BAD_OFFSET: &[u8] = b"-ERR bit offset is not an integer or out of range\r\n";
 const BAD_BIT: &[u8] = b"-ERR bit is not an integer or out of range\r\n";
 const EXCEEDS: &[u8] = b"-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n";
-const WRONGTYPE: &[u8] =
-    b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+const WRONGTYPE: &[u8] = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
 
 /// A key named `prefix…` owned by shard `shard` of 2.
 fn key_on(shard: usize, prefix: &str) -> String {
@@ -74,10 +73,7 @@ fn setbit_and_getbit_on_both_shards() {
         c.roundtrip(&[b"GET", k.as_bytes()], b"$1\r\n3\r\n");
         c.roundtrip(&[b"OBJECT", b"ENCODING", k.as_bytes()], b"$3\r\nraw\r\n");
         // SETBIT keeps the TTL, as SETRANGE.
-        c.roundtrip(
-            &[b"PEXPIREAT", k.as_bytes(), b"4000000000000"],
-            b":1\r\n",
-        );
+        c.roundtrip(&[b"PEXPIREAT", k.as_bytes(), b"4000000000000"], b":1\r\n");
         setbit(&mut c, &k, "1", "1", b":0\r\n");
         c.roundtrip(&[b"PEXPIRETIME", k.as_bytes()], b":4000000000000\r\n");
         // Errors, checked offset first, then the bit, then the type; none writes.
@@ -143,14 +139,17 @@ fn setbit_is_logged_and_replayed_even_past_a_lower_limit() {
     let password = server.password.clone();
     let dir = server.kill9();
     let log0 = std::fs::read(aof_path(dir.path(), 0)).expect("log of shard 0");
-    let record = format!("*4\r\n$6\r\nSETBIT\r\n${}\r\n{a}\r\n$1\r\n0\r\n$1\r\n1\r\n", a.len());
+    let record = format!(
+        "*4\r\n$6\r\nSETBIT\r\n${}\r\n{a}\r\n$1\r\n0\r\n$1\r\n1\r\n",
+        a.len()
+    );
     assert!(
         log0.windows(record.len()).any(|w| w == record.as_bytes()),
         "{:?}",
         String::from_utf8_lossy(&log0)
     );
-    let log1 = String::from_utf8_lossy(&std::fs::read(aof_path(dir.path(), 1)).expect("log"))
-        .into_owned();
+    let log1 =
+        String::from_utf8_lossy(&std::fs::read(aof_path(dir.path(), 1)).expect("log")).into_owned();
     assert!(log1.contains("$7\r\n9000000\r\n"), "{log1:?}");
     assert!(!log1.contains("$2\r\n-1\r\n"), "{log1:?}");
     let mut args = SMP2.to_vec();
@@ -159,7 +158,10 @@ fn setbit_is_logged_and_replayed_even_past_a_lower_limit() {
     let mut c = login_plain(&server);
     c.roundtrip(&[b"GET", a.as_bytes()], b"$2\r\n\x80@\r\n");
     c.roundtrip(&[b"STRLEN", b.as_bytes()], b":1125001\r\n");
-    c.roundtrip(&[b"GETRANGE", b.as_bytes(), b"-1", b"-1"], b"$1\r\n\x80\r\n");
+    c.roundtrip(
+        &[b"GETRANGE", b.as_bytes(), b"-1", b"-1"],
+        b"$1\r\n\x80\r\n",
+    );
     getbit(&mut c, &b, "9000000", BAD_OFFSET);
 }
 
@@ -180,7 +182,10 @@ fn touch_resets_the_idle_time() {
         c.roundtrip(&[b"EXISTS", k.as_bytes()], b":1\r\n");
         let idle = int_reply(&c.request(&[b"OBJECT", b"IDLETIME", k.as_bytes()]));
         assert!(idle >= 2, "idle {idle} before TOUCH");
-        c.roundtrip(&[b"TOUCH", k.as_bytes(), b"missing", k.as_bytes()], b":2\r\n");
+        c.roundtrip(
+            &[b"TOUCH", k.as_bytes(), b"missing", k.as_bytes()],
+            b":2\r\n",
+        );
         let idle = int_reply(&c.request(&[b"OBJECT", b"IDLETIME", k.as_bytes()]));
         assert!(idle <= 1, "idle {idle} after TOUCH");
     }
