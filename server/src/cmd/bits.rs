@@ -4,6 +4,7 @@
 use bytes::{Bytes, BytesMut};
 
 use super::reply::{int_arg, wrong_type};
+use super::strings::take_mut;
 use crate::keyspace::{Db, Value};
 use crate::resp::Frame;
 
@@ -63,10 +64,7 @@ pub fn setbit(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     };
     match db.get_mut(&args[1], now) {
         Some(Value::Str(v)) => {
-            let mut buf = match std::mem::take(v).try_into_mut() {
-                Ok(buf) => buf,
-                Err(shared) => BytesMut::from(&shared[..]),
-            };
+            let mut buf = take_mut(v);
             let old = set(&mut buf);
             *v = buf.freeze();
             Frame::Integer(i64::from(old))

@@ -97,10 +97,7 @@ pub fn append(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             Frame::error(EXCEEDS)
         }
         Some(Value::Str(v)) => {
-            let mut buf = match std::mem::take(v).try_into_mut() {
-                Ok(buf) => buf,
-                Err(shared) => BytesMut::from(&shared[..]),
-            };
+            let mut buf = take_mut(v);
             buf.extend_from_slice(&args[2]);
             let len = buf.len();
             *v = buf.freeze();
@@ -116,6 +113,15 @@ pub fn append(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             );
             Frame::Integer(args[2].len() as i64)
         }
+    }
+}
+
+/// Takes the string out of `v` (left empty) as a buffer to change in place: no copy when the
+/// bytes are not shared.
+pub(super) fn take_mut(v: &mut Bytes) -> BytesMut {
+    match std::mem::take(v).try_into_mut() {
+        Ok(buf) => buf,
+        Err(shared) => BytesMut::from(&shared[..]),
     }
 }
 
@@ -196,10 +202,7 @@ pub fn setrange(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             if too_long() {
                 return exceeds();
             }
-            let mut buf = match std::mem::take(v).try_into_mut() {
-                Ok(buf) => buf,
-                Err(shared) => BytesMut::from(&shared[..]),
-            };
+            let mut buf = take_mut(v);
             let (offset, end) = (offset as usize, offset as usize + value.len());
             if buf.len() < end {
                 buf.resize(end, 0);
