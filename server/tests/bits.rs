@@ -30,6 +30,18 @@ fn int_reply(reply: &[u8]) -> i64 {
         .unwrap_or_else(|_| panic!("not an integer reply: {text:?}"))
 }
 
+/// INFO's `keyspace_hits` and `keyspace_misses`.
+fn keyspace_stats(c: &mut RawClient) -> (i64, i64) {
+    let info = String::from_utf8_lossy(&c.request(&[b"INFO", b"stats"])).into_owned();
+    let field = |name: &str| -> i64 {
+        info.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {info:?}"))
+    };
+    (field("keyspace_hits"), field("keyspace_misses"))
+}
+
 fn setbit(c: &mut RawClient, key: &str, offset: &str, value: &str, expected: &[u8]) {
     c.roundtrip(
         &[
@@ -182,10 +194,14 @@ fn touch_resets_the_idle_time() {
         c.roundtrip(&[b"EXISTS", k.as_bytes()], b":1\r\n");
         let idle = int_reply(&c.request(&[b"OBJECT", b"IDLETIME", k.as_bytes()]));
         assert!(idle >= 2, "idle {idle} before TOUCH");
+        let before = keyspace_stats(&mut c);
         c.roundtrip(
             &[b"TOUCH", k.as_bytes(), b"missing", k.as_bytes()],
             b":2\r\n",
         );
+        // Like Redis's lookupKeyRead: two hits and a miss.
+        let after = keyspace_stats(&mut c);
+        assert_eq!((after.0 - before.0, after.1 - before.1), (2, 1));
         let idle = int_reply(&c.request(&[b"OBJECT", b"IDLETIME", k.as_bytes()]));
         assert!(idle <= 1, "idle {idle} after TOUCH");
     }

@@ -272,9 +272,10 @@ impl Db {
         }
     }
 
-    /// Sets the access clock of `key` to an access now (TOUCH); `false` when missing.
+    /// Sets the access clock of `key` to an access now (TOUCH); `false` when missing. Counts a
+    /// keyspace hit or miss when the running command reads (Redis's `lookupKeyRead`).
     pub fn touch(&mut self, key: &[u8], now_ms: u64) -> bool {
-        self.live(key, now_ms).is_some()
+        self.lookup(key, now_ms, true, self.reading).is_some()
     }
 
     /// The access clock of a new or just accessed key under `access`.
