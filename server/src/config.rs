@@ -220,7 +220,8 @@ pub struct ServerConfig {
     #[arg(long, env = "SHARDLINE_SHUTDOWN_TIMEOUT", default_value = "5s", value_parser = humantime::parse_duration)]
     pub shutdown_timeout: Duration,
     /// Largest bulk string an authenticated client may send, in bytes (Redis: 512 MB; at
-    /// least 1 MiB, as Redis's `proto-max-bulk-len`).
+    /// least 1 MiB, as Redis's `proto-max-bulk-len`); also the largest string SETRANGE,
+    /// APPEND and SETBIT may build (Redis `checkStringLength`, `getBitOffsetFromArgument`).
     #[arg(long, env = "SHARDLINE_PROTO_MAX_BULK_LEN", default_value_t = 512 * 1024 * 1024, value_parser = at_least(1024 * 1024))]
     pub proto_max_bulk_len: usize,
     /// Largest number of arguments in one request of an authenticated client (Redis: 1048576;

@@ -255,7 +255,14 @@ async fn shard_main(
         Duration::from_millis(config.login_queue_timeout_ms),
         (config.login_queue_lifo_ms > 0).then(|| Duration::from_millis(config.login_queue_lifo_ms)),
     );
-    let mut dbs: Vec<Db> = (0..config.databases).map(|_| Db::new()).collect();
+    // The log replays unbounded (Redis's `mustObeyClient`); clients get the configured limit.
+    let mut dbs: Vec<Db> = (0..config.databases)
+        .map(|_| {
+            let mut db = Db::new();
+            db.set_max_string_len(u64::MAX);
+            db
+        })
+        .collect();
     let aof = match config.appendonly {
         AppendOnly::No => None,
         AppendOnly::Yes => {
@@ -295,6 +302,9 @@ async fn shard_main(
             }
         }
     };
+    for db in &mut dbs {
+        db.set_max_string_len(config.proto_max_bulk_len as u64);
+    }
     let shard = Rc::new(Shard {
         id,
         nr_shards: senders.nr_consumers(),

@@ -341,7 +341,7 @@ fn command_list_filters_getkeys_and_subcommand_entries() {
     );
     c.roundtrip(
         &[b"COMMAND", b"LIST", b"FILTERBY", b"PATTERN", b"config|*re*"],
-        b"*1\r\n$16\r\nconfig|resetstat\r\n",
+        b"*2\r\n$16\r\nconfig|resetstat\r\n$14\r\nconfig|rewrite\r\n",
     );
     c.roundtrip(
         &[b"COMMAND", b"LIST", b"FILTERBY", b"MODULE", b"x"],

@@ -90,10 +90,11 @@ pub fn flush(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     Frame::ok()
 }
 
-/// `TOUCH key...` → number of existing keys, counting repeats (shardline keeps no access
-/// clock to update).
+/// `TOUCH key...` → number of existing keys, counting repeats; each existing key's access
+/// clock (OBJECT IDLETIME / FREQ) records an access now (Redis 7 `touchCommand`).
 pub fn touch(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
-    exists(db, args, now)
+    let n = args[1..].iter().filter(|k| db.touch(k, now)).count();
+    Frame::Integer(n as i64)
 }
 
 /// `RANDOMKEY` on this shard → a random live key, or nil when there is none.

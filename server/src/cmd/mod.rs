@@ -2,6 +2,7 @@
 //! reply and error semantics, plus the command table ([`table`]) and the
 //! helpers that split and merge multi-shard commands ([`fanout`]).
 
+mod bits;
 pub mod databases;
 pub mod dump;
 mod expire;
@@ -65,6 +66,8 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "getset" => strings::getset,
         "getrange" => strings::getrange,
         "setrange" => strings::setrange,
+        "setbit" => bits::setbit,
+        "getbit" => bits::getbit,
         "getex" => getex::getex,
         "setex" => getex::setex,
         "psetex" => getex::psetex,
@@ -139,7 +142,7 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
     db.settle();
     // Redis turns a string changed in place into a `raw` one (OBJECT ENCODING).
     let changed_in_place = match spec.name {
-        "append" => true,
+        "append" | "setbit" => true,
         "setrange" => args.get(3).is_some_and(|value| !value.is_empty()),
         _ => false,
     };

@@ -1,5 +1,6 @@
 //! String commands other than SET and the counters: GET GETDEL GETSET MGET
-//! MSET SETNX APPEND STRLEN GETRANGE SETRANGE (Redis 7 `t_string.c`).
+//! MSET SETNX APPEND STRLEN GETRANGE SETRANGE (Redis 7 `t_string.c`); the bit commands are
+//! in [`super::bits`].
 
 use bytes::{Bytes, BytesMut};
 
@@ -86,14 +87,17 @@ pub fn setnx(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
 }
 
 /// `APPEND key value` → new length; creates the key; keeps the TTL.
-/// Appends in place (amortised O(len(value))) when the buffer is unshared.
+/// Appends in place (amortised O(len(value))) when the buffer is unshared. A result longer
+/// than `--proto-max-bulk-len` is refused with `ERR string exceeds maximum allowed size
+/// (proto-max-bulk-len)` (Redis `checkStringLength`).
 pub fn append(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let max_len = db.max_string_len();
     match db.get_mut(&args[1], now) {
+        Some(Value::Str(v)) if (v.len() as u64).saturating_add(args[2].len() as u64) > max_len => {
+            Frame::error(EXCEEDS)
+        }
         Some(Value::Str(v)) => {
-            let mut buf = match std::mem::take(v).try_into_mut() {
-                Ok(buf) => buf,
-                Err(shared) => BytesMut::from(&shared[..]),
-            };
+            let mut buf = take_mut(v);
             buf.extend_from_slice(&args[2]);
             let len = buf.len();
             *v = buf.freeze();
@@ -109,6 +113,15 @@ pub fn append(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             );
             Frame::Integer(args[2].len() as i64)
         }
+    }
+}
+
+/// Takes the string out of `v` (left empty) as a buffer to change in place: no copy when the
+/// bytes are not shared.
+pub(super) fn take_mut(v: &mut Bytes) -> BytesMut {
+    match std::mem::take(v).try_into_mut() {
+        Ok(buf) => buf,
+        Err(shared) => BytesMut::from(&shared[..]),
     }
 }
 
@@ -163,15 +176,14 @@ pub fn getrange(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     Frame::Bulk(v.slice(start as usize..=end as usize))
 }
 
-/// Redis `proto-max-bulk-len` default: the largest string SETRANGE may
-/// create.
-const MAX_STRING_LEN: i64 = 512 * 1024 * 1024;
+/// Redis `checkStringLength` failure text.
+const EXCEEDS: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
 /// `SETRANGE key offset value` → the new length. Overwrites from `offset`,
 /// zero-padding as needed; creates the key unless `value` is empty (then
 /// replies the current length, 0 if missing); keeps the TTL. Errors: `ERR
 /// offset is out of range` (negative), `ERR string exceeds maximum allowed
-/// size (proto-max-bulk-len)` (offset + len > 512 MiB), WRONGTYPE.
+/// size (proto-max-bulk-len)` (offset + len > `--proto-max-bulk-len`), WRONGTYPE.
 pub fn setrange(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     let offset = match int_arg(&args[2]) {
         Ok(o) if o < 0 => return Frame::error("ERR offset is out of range"),
@@ -179,12 +191,9 @@ pub fn setrange(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Err(e) => return e,
     };
     let value = &args[3];
-    let too_long = || {
-        offset
-            .checked_add(value.len() as i64)
-            .is_none_or(|total| total > MAX_STRING_LEN)
-    };
-    let exceeds = || Frame::error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+    let max_len = db.max_string_len();
+    let too_long = || (offset as u64).saturating_add(value.len() as u64) > max_len;
+    let exceeds = || Frame::error(EXCEEDS);
     match db.get_mut(&args[1], now) {
         Some(Value::Str(v)) => {
             if value.is_empty() {
@@ -193,10 +202,7 @@ pub fn setrange(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             if too_long() {
                 return exceeds();
             }
-            let mut buf = match std::mem::take(v).try_into_mut() {
-                Ok(buf) => buf,
-                Err(shared) => BytesMut::from(&shared[..]),
-            };
+            let mut buf = take_mut(v);
             let (offset, end) = (offset as usize, offset as usize + value.len());
             if buf.len() < end {
                 buf.resize(end, 0);

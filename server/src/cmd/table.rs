@@ -153,6 +153,8 @@ static COMMANDS: &[CommandSpec] = &[
     c("lcs", -3, R, (1, 2, 1), Connection, "string", "7.0.0", "Find longest common substring", &["@read", "@string", "@slow"]),
     c("getrange", 4, R, K1, SingleKey, "string", "2.4.0", "Get a substring of the string stored at a key", &["@read", "@string", "@slow"]),
     c("setrange", 4, WD, K1, SingleKey, "string", "2.2.0", "Overwrite part of a string at key starting at the specified offset", &["@write", "@string", "@slow"]),
+    c("setbit", 4, WD, K1, SingleKey, "bitmap", "2.2.0", "Sets or clears the bit at offset in the string value stored at key", &["@write", "@bitmap", "@slow"]),
+    c("getbit", 3, RF, K1, SingleKey, "bitmap", "2.2.0", "Returns the bit value at offset in the string value stored at key", &["@read", "@bitmap", "@fast"]),
     c("setex", 4, WD, K1, SingleKey, "string", "2.0.0", "Set the value and expiration of a key", &["@write", "@string", "@slow"]),
     c("psetex", 4, WD, K1, SingleKey, "string", "2.6.0", "Set the value and expiration in milliseconds of a key", &["@write", "@string", "@slow"]),
     // generic

@@ -114,6 +114,19 @@ pub struct Db {
     /// so a handler that looks its key up twice (create, then modify) counts one access, as
     /// Redis's one `lookupKey` per command does. Cleared by [`Db::settle`].
     lfu_counted: Option<u64>,
+    /// The largest string a command may build (SETRANGE, APPEND, SETBIT).
+    max_string: StringLimit,
+}
+
+/// The largest string a command may build, in bytes: `--proto-max-bulk-len` (Redis 7.0
+/// `checkStringLength`, `getBitOffsetFromArgument`); 512 MiB until set.
+#[derive(Debug, Clone, Copy)]
+struct StringLimit(u64);
+
+impl Default for StringLimit {
+    fn default() -> Self {
+        Self(512 * 1024 * 1024)
+    }
 }
 
 /// Redis's `keyspace_hits`, `keyspace_misses` and `expired_keys` for one database.
@@ -225,6 +238,16 @@ impl Db {
         self.access = access;
     }
 
+    /// Sets the largest string, in bytes, a command may build here (`--proto-max-bulk-len`).
+    pub fn set_max_string_len(&mut self, bytes: u64) {
+        self.max_string = StringLimit(bytes);
+    }
+
+    /// The largest string, in bytes, a command may build here (512 MiB unless set).
+    pub fn max_string_len(&self) -> u64 {
+        self.max_string.0
+    }
+
     /// What the access clock holds now.
     pub fn access_clock(&self) -> AccessClock {
         self.access
@@ -249,9 +272,10 @@ impl Db {
         }
     }
 
-    /// Sets the access clock of `key` to an access now (TOUCH); `false` when missing.
+    /// Sets the access clock of `key` to an access now (TOUCH); `false` when missing. Counts a
+    /// keyspace hit or miss when the running command reads (Redis's `lookupKeyRead`).
     pub fn touch(&mut self, key: &[u8], now_ms: u64) -> bool {
-        self.live(key, now_ms).is_some()
+        self.lookup(key, now_ms, true, self.reading).is_some()
     }
 
     /// The access clock of a new or just accessed key under `access`.

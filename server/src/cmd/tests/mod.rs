@@ -1,5 +1,6 @@
 //! Command tests: exact RESP bytes for every command.
 
+mod bits;
 mod expire;
 mod float;
 mod generic;

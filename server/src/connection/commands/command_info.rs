@@ -336,7 +336,11 @@ mod tests {
             ["get"]
         );
         let config = names(command(&args("COMMAND LIST FILTERBY PATTERN config|*re*")));
-        assert!(config.contains(&"config|resetstat".to_string()));
+        assert_eq!(config, ["config|resetstat", "config|rewrite"]);
+        assert_eq!(
+            names(command(&args("COMMAND LIST FILTERBY ACLCAT bitmap"))),
+            ["setbit", "getbit"]
+        );
         assert!(names(command(&args("COMMAND LIST"))).contains(&"client|list".to_string()));
         assert_eq!(
             command(&args("COMMAND LIST FILTERBY bad x")),

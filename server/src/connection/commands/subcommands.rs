@@ -83,6 +83,12 @@ static CONFIG: &[SubcommandSpec] = &[
         ADMIN_SLOW,
     ),
     s(
+        "rewrite",
+        2,
+        &["admin", "noscript", "loading", "stale"],
+        ADMIN_SLOW,
+    ),
+    s(
         "set",
         -4,
         &["admin", "noscript", "loading", "stale"],
