@@ -3,7 +3,8 @@
 
 use bytes::Bytes;
 
-use super::reply::{int_arg, is_opt, syntax_error};
+use super::coll_scan::scan_options;
+use super::reply::{is_opt, syntax_error};
 use crate::keyspace::Db;
 use crate::resp::num::parse_cursor;
 use crate::resp::Frame;
@@ -45,28 +46,17 @@ pub fn scan(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     let Some(cursor) = parse_cursor(&args[1]) else {
         return Frame::error("ERR invalid cursor");
     };
-    let mut count = 10usize;
-    let mut pattern = None;
-    let mut type_filter = None;
-    let mut i = 2;
-    while i < args.len() {
-        let has_value = args.len() - i >= 2;
-        if is_opt(&args[i], "count") && has_value {
-            match int_arg(&args[i + 1]) {
-                Ok(n) if n >= 1 => count = usize::try_from(n).unwrap_or(usize::MAX),
-                Ok(_) => return syntax_error(),
-                Err(e) => return e,
-            }
-        } else if is_opt(&args[i], "match") && has_value {
-            pattern = Some(&args[i + 1][..]);
-        } else if is_opt(&args[i], "type") && has_value {
-            type_filter = Some(&args[i + 1][..]);
-        } else {
-            return syntax_error();
-        }
-        i += 2;
-    }
-    let (next, keys) = db.scan(cursor, count, pattern, type_filter, now);
+    let options = match scan_options(&args[2..], true) {
+        Ok(o) => o,
+        Err(e) => return e,
+    };
+    let (next, keys) = db.scan(
+        cursor,
+        options.count,
+        options.pattern,
+        options.type_filter,
+        now,
+    );
     Frame::Array(vec![
         Frame::Bulk(Bytes::from(next.to_string())),
         Frame::bulk_array(keys),

@@ -3,6 +3,7 @@
 //! helpers that split and merge multi-shard commands ([`fanout`]).
 
 mod bits;
+mod coll_scan;
 pub mod databases;
 pub mod dump;
 mod expire;
@@ -10,6 +11,7 @@ pub mod fanout;
 mod getex;
 mod hash;
 mod hash_incr;
+mod hash_random;
 mod incr;
 mod keys;
 pub mod lcs;
@@ -126,6 +128,8 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "hstrlen" => hash::hstrlen,
         "hincrby" => hash_incr::hincrby,
         "hincrbyfloat" => hash_incr::hincrbyfloat,
+        "hrandfield" => hash_random::hrandfield,
+        "hscan" => coll_scan::hscan,
         "sadd" => sets::sadd,
         "srem" => sets::srem,
         "smembers" => sets::smembers,
@@ -134,6 +138,7 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "spop" => sets::spop,
         "smismember" => sets::smismember,
         "srandmember" => sets::srandmember,
+        "sscan" => coll_scan::sscan,
         other => {
             return Frame::error(format!("ERR '{other}' is not a keyspace command"));
         }

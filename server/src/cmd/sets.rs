@@ -125,9 +125,9 @@ pub fn smismember(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     }
 }
 
-/// Largest `-count` SRANDMEMBER serves (Redis has no limit and streams the
+/// Largest `-count` SRANDMEMBER and HRANDFIELD serve (Redis has no limit and streams the
 /// reply; shardline builds it in memory, so bounds it).
-const MAX_REPEATED: usize = 1 << 24;
+pub(super) const MAX_REPEATED: usize = 1 << 24;
 
 /// `SRANDMEMBER key [count]`: without count → a random member or Null;
 /// with count → an array (in RESP3 too) of `min(count, size)` distinct

@@ -215,6 +215,8 @@ static COMMANDS: &[CommandSpec] = &[
     c("hstrlen", 3, RF, K1, SingleKey, "hash", "3.2.0", "Get the length of the value of a hash field", &["@read", "@hash", "@fast"]),
     c("hincrby", 4, WDF, K1, SingleKey, "hash", "2.0.0", "Increment the integer value of a hash field by the given number", &["@write", "@hash", "@fast"]),
     c("hincrbyfloat", 4, WDF, K1, SingleKey, "hash", "2.6.0", "Increment the float value of a hash field by the given amount", &["@write", "@hash", "@fast"]),
+    c("hrandfield", -2, R, K1, SingleKey, "hash", "6.2.0", "Get one or multiple random fields from a hash", &["@read", "@hash", "@slow"]),
+    c("hscan", -3, R, K1, SingleKey, "hash", "2.8.0", "Incrementally iterate hash fields and associated values", &["@read", "@hash", "@slow"]),
     // set
     c("sadd", -3, WDF, K1, SingleKey, "set", "1.0.0", "Add one or more members to a set", &["@write", "@set", "@fast"]),
     c("srem", -3, WF, K1, SingleKey, "set", "1.0.0", "Remove one or more members from a set", &["@write", "@set", "@fast"]),
@@ -224,6 +226,7 @@ static COMMANDS: &[CommandSpec] = &[
     c("spop", -2, WF, K1, SingleKey, "set", "1.0.0", "Remove and return one or multiple random members from a set", &["@write", "@set", "@fast"]),
     c("smismember", -3, RF, K1, SingleKey, "set", "6.2.0", "Returns the membership associated with the given elements for a set", &["@read", "@set", "@fast"]),
     c("srandmember", -2, R, K1, SingleKey, "set", "1.0.0", "Get one or multiple random members from a set", &["@read", "@set", "@slow"]),
+    c("sscan", -3, R, K1, SingleKey, "set", "2.8.0", "Incrementally iterate Set elements", &["@read", "@set", "@slow"]),
     // connection (served by the connection loop)
     c("ping", -1, &["fast"], K0, Connection, "connection", "1.0.0", "Ping the server", &["@fast", "@connection"]),
     c("echo", 2, &["loading", "stale", "fast"], K0, Connection, "connection", "1.0.0", "Echo the given string", &["@fast", "@connection"]),

@@ -41,6 +41,9 @@ pub enum Frame {
     Array(Vec<Frame>),
     /// RESP3 `%n\r\n` + key/value pairs; RESP2 a flat array of `2n` elements.
     Map(Vec<(Frame, Frame)>),
+    /// Pairs as Redis 7 replies them for HRANDFIELD ... WITHVALUES: RESP3 `*n\r\n` of
+    /// two-element arrays `*2\r\n<a><b>`; RESP2 a flat array of `2n` elements.
+    Pairs(Vec<(Frame, Frame)>),
     /// RESP3 `~n\r\n` + elements; RESP2 an array.
     Set(Vec<Frame>),
     /// RESP3 `,<double>\r\n`; RESP2 the same text as a bulk string.
@@ -116,6 +119,16 @@ impl Frame {
                 for (k, v) in pairs {
                     k.encode(proto, out);
                     v.encode(proto, out);
+                }
+            }
+            Frame::Pairs(pairs) => {
+                header(out, b'*', pairs.len() as i64 * if resp3 { 1 } else { 2 });
+                for (a, b) in pairs {
+                    if resp3 {
+                        header(out, b'*', 2);
+                    }
+                    a.encode(proto, out);
+                    b.encode(proto, out);
                 }
             }
             Frame::Double(d) => {
@@ -288,6 +301,12 @@ mod tests {
             b"%1\r\n$1\r\nf\r\n$1\r\nv\r\n",
         );
         both(Frame::Map(vec![]), b"*0\r\n", b"%0\r\n");
+        both(
+            Frame::Pairs(vec![(Frame::bulk(b"f"), Frame::bulk(b"v"))]),
+            b"*2\r\n$1\r\nf\r\n$1\r\nv\r\n",
+            b"*1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n",
+        );
+        both(Frame::Pairs(vec![]), b"*0\r\n", b"*0\r\n");
         both(
             Frame::Set(vec![Frame::bulk(b"m")]),
             b"*1\r\n$1\r\nm\r\n",

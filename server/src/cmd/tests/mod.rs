@@ -6,6 +6,7 @@ mod float;
 mod generic;
 mod hash;
 mod hash_more;
+mod hash_random;
 mod keyspace_ops;
 mod list;
 mod list_edit;
