@@ -199,9 +199,7 @@ impl Shard {
             let runtime = self.runtime.borrow();
             (runtime.slowlog_log_slower_than, runtime.slowlog_max_len)
         };
-        // quanta reads the TSC (a few ns) where the CPU's is invariant, else the OS clock: two
-        // reads per command must not cost a vDSO call each.
-        let started = (slower_than >= 0).then(quanta::Instant::now);
+        let started = (slower_than >= 0).then(std::time::Instant::now);
         let run = || crate::cmd::databases::execute_in(&mut dbs, db, args, now_ms);
         let frame =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {

@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 
@@ -25,7 +26,7 @@ pub struct Pipeline {
     /// The shard's INFO commandstats / errorstats, fed by the replies added here.
     stats: Rc<CommandStats>,
     /// The command whose replies are being added, since when, and whether it was refused.
-    current: Option<(&'static CommandSpec, quanta::Instant, bool)>,
+    current: Option<(&'static CommandSpec, Instant, bool)>,
     /// The last command begun and its subcommand (CLIENT LIST `cmd`).
     last: Option<CommandName>,
     /// CLIENT REPLY state.
@@ -85,11 +86,10 @@ impl Pipeline {
         self.silent = mode != ReplyMode::On;
     }
 
-    /// Starts accounting a call of `spec` with arguments `args` (timed with quanta: the TSC
-    /// where invariant, two reads per command for a few ns): the replies added until
+    /// Starts accounting a call of `spec` with arguments `args`: the replies added until
     /// [`Pipeline::end_command`] are its replies (INFO commandstats).
     pub fn begin_command(&mut self, spec: &'static CommandSpec, args: &[Bytes]) {
-        self.current = Some((spec, quanta::Instant::now(), false));
+        self.current = Some((spec, Instant::now(), false));
         let sub = super::commands::subcommand_name(spec.name, args.get(1).map(|a| &a[..]));
         self.last = Some((spec.name, sub));
     }
