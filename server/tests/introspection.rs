@@ -295,7 +295,7 @@ fn client_pause_write_holds_writes_on_every_shard_until_unpause_and_lets_reads_t
     );
     admin.roundtrip(
         &[b"CLIENT", b"PAUSE", b"10", b"SOME"],
-        b"-ERR syntax error\r\n",
+        b"-ERR CLIENT PAUSE mode must be WRITE or ALL\r\n",
     );
 }
 

@@ -193,7 +193,7 @@ pub async fn pause(shard: &Rc<Shard>, args: &[Bytes]) -> Frame {
         None => PauseKind::All,
         Some(m) if m == b"all" => PauseKind::All,
         Some(m) if m == b"write" => PauseKind::Write,
-        Some(_) => return Frame::error("ERR syntax error"),
+        Some(_) => return Frame::error("ERR CLIENT PAUSE mode must be WRITE or ALL"),
     };
     let now = Instant::now();
     // A timeout past what Instant can hold pauses for a century: until CLIENT UNPAUSE.
