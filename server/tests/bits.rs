@@ -5,30 +5,13 @@
 
 mod common;
 
-use common::{aof_path, login_plain, RawClient, Server};
-use shardline::keyspace::slot::owner_shard;
+use common::{aof_path, int_reply, key_on, login_plain, RawClient, Server};
 
 const SMP2: &[&str] = &["--tls", "off", "--smp", "2", "--appendfsync", "always"];
 const BAD_OFFSET: &[u8] = b"-ERR bit offset is not an integer or out of range\r\n";
 const BAD_BIT: &[u8] = b"-ERR bit is not an integer or out of range\r\n";
 const EXCEEDS: &[u8] = b"-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n";
 const WRONGTYPE: &[u8] = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
-
-/// A key named `prefix…` owned by shard `shard` of 2.
-fn key_on(shard: usize, prefix: &str) -> String {
-    (0..)
-        .map(|i| format!("{prefix}{i}"))
-        .find(|k| owner_shard(k.as_bytes(), 2) == shard)
-        .expect("a key on that shard")
-}
-
-fn int_reply(reply: &[u8]) -> i64 {
-    let text = String::from_utf8_lossy(reply);
-    text.trim_start_matches(':')
-        .trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("not an integer reply: {text:?}"))
-}
 
 /// INFO's `keyspace_hits` and `keyspace_misses`.
 fn keyspace_stats(c: &mut RawClient) -> (i64, i64) {

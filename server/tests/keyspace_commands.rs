@@ -6,26 +6,9 @@
 mod common;
 
 use common::reference::RedisReference;
-use common::{aof_path, login_plain, RawClient, Server};
-use shardline::keyspace::slot::owner_shard;
+use common::{aof_path, int_reply, key_on, login_plain, RawClient, Server};
 
 const SMP2: &[&str] = &["--tls", "off", "--smp", "2", "--appendfsync", "always"];
-
-/// A key named `prefix…` owned by shard `shard` of 2.
-fn key_on(shard: usize, prefix: &str) -> String {
-    (0..)
-        .map(|i| format!("{prefix}{i}"))
-        .find(|k| owner_shard(k.as_bytes(), 2) == shard)
-        .expect("a key on that shard")
-}
-
-fn int_reply(reply: &[u8]) -> i64 {
-    let text = String::from_utf8_lossy(reply);
-    text.trim_start_matches(':')
-        .trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("not an integer reply: {text:?}"))
-}
 
 /// Redis 7.0.15's `DUMP` of the string "hello".
 const HELLO_DUMP: &[u8] = b"\x00\x05hello\x0a\x00\x63\x72\xdf\x76\x65\x34\x20\x0a";

@@ -778,3 +778,20 @@ pub fn check_keys(client: &mut RawClient, count: usize, what: &str) {
         );
     }
 }
+
+/// A key named `prefix…` owned by shard `shard` of a 2-shard server.
+pub fn key_on(shard: usize, prefix: &str) -> String {
+    (0..)
+        .map(|i| format!("{prefix}{i}"))
+        .find(|k| shardline::keyspace::slot::owner_shard(k.as_bytes(), 2) == shard)
+        .expect("a key on that shard")
+}
+
+/// The value of an integer reply (`:n\r\n`); panics on any other reply.
+pub fn int_reply(reply: &[u8]) -> i64 {
+    let text = String::from_utf8_lossy(reply);
+    text.trim_start_matches(':')
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("not an integer reply: {text:?}"))
+}
