@@ -118,11 +118,9 @@ pub async fn dispatch(
             }
             // Keys on several shards: one transaction over their gates, unless the command
             // already runs inside one (EXEC).
-            let gates = match scope {
-                Some(_) => None,
-                None => Some(txn::lock(shard, parts.iter().map(|(owner, _, _)| *owner)).await),
-            };
-            let part_scope = gates.as_ref().map(txn::Gates::id).or(scope);
+            let txn_scope =
+                txn::enter(shard, scope, parts.iter().map(|(owner, _, _)| *owner)).await;
+            let part_scope = txn_scope.id();
             let nkeys = (args.len() - 1) / step;
             let mut pending = Vec::with_capacity(parts.len());
             for (owner, sub_args, positions) in parts {
@@ -137,9 +135,7 @@ pub async fn dispatch(
                     pending.push((positions, Ok(receiver)));
                 }
             }
-            if let Some(gates) = gates {
-                gates.release().await;
-            }
+            txn_scope.leave().await;
             let name = spec.name;
             pipeline.later(
                 protocol,
@@ -181,18 +177,30 @@ async fn execute_on(
     pipeline: &mut Pipeline,
     protocol: Protocol,
 ) {
-    if owner != shard.id {
-        let job: ShardJob = Box::new(move |s: &Shard| s.execute_local(db, &args));
-        let receiver = shard.peers.submit_in(owner, scope, job).await;
-        pipeline.later(protocol, Box::pin(crate::forward::await_reply(receiver)));
-        return;
-    }
-    if shard.gate.admits(admission(scope)) {
+    if owner == shard.id && shard.gate.admits(admission(scope)) {
         let frame = shard.execute_local(db, &args);
         pipeline.durable(protocol, frame, shard.durable());
         return;
     }
     let job: ShardJob = Box::new(move |s: &Shard| s.execute_local(db, &args));
+    run_job_on(shard, owner, scope, job, pipeline, protocol).await;
+}
+
+/// Runs keyspace work `job` on shard `owner` (of transaction `scope`, if any) and queues its
+/// reply in `pipeline`: here (at once when the gate admits it, else parked), or after a hop.
+pub async fn run_job_on(
+    shard: &Rc<Shard>,
+    owner: usize,
+    scope: Option<TxnId>,
+    job: ShardJob,
+    pipeline: &mut Pipeline,
+    protocol: Protocol,
+) {
+    if owner != shard.id {
+        let receiver = shard.peers.submit_in(owner, scope, job).await;
+        pipeline.later(protocol, Box::pin(crate::forward::await_reply(receiver)));
+        return;
+    }
     match shard.run_gated(admission(scope), job) {
         Ok(frame) => pipeline.durable(protocol, frame, shard.durable()),
         Err(receiver) => pipeline.later(protocol, Box::pin(crate::forward::await_reply(receiver))),

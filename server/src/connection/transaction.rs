@@ -19,13 +19,13 @@ use std::rc::Rc;
 
 use bytes::Bytes;
 
-use super::dispatch::{dispatch, Flow};
+use super::dispatch::{dispatch, run_job_on, Flow};
 use super::pipeline::Pipeline;
 use super::session::Session;
 use crate::cmd::table::{self, KeyRouting};
-use crate::forward::{await_reply, ShardJob};
+use crate::forward::ShardJob;
 use crate::resp::Frame;
-use crate::shard::{admission, Shard};
+use crate::shard::Shard;
 use crate::txn;
 
 /// The commands queued since MULTI.
@@ -125,15 +125,7 @@ async fn exec(
                 )
             })
         });
-        if owner == shard.id {
-            match shard.run_gated(admission(session.txn_scope), job) {
-                Ok(frame) => pipeline.durable(protocol, frame, shard.durable()),
-                Err(receiver) => pipeline.later(protocol, Box::pin(await_reply(receiver))),
-            }
-        } else {
-            let receiver = shard.peers.submit_in(owner, session.txn_scope, job).await;
-            pipeline.later(protocol, Box::pin(await_reply(receiver)));
-        }
+        run_job_on(shard, owner, session.txn_scope, job, pipeline, protocol).await;
         return Flow::Continue;
     }
     let wanted: Vec<usize> = match &shards {

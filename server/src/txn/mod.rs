@@ -53,6 +53,45 @@ pub async fn lock(shard: &Rc<Shard>, shards: impl IntoIterator<Item = usize>) ->
     gates
 }
 
+/// The transaction a command over several shards runs in: its own (gates taken by
+/// [`enter`]) or the one of the EXEC it is part of.
+pub struct Scope {
+    own: Option<Gates>,
+    outer: Option<TxnId>,
+}
+
+/// Enters a transaction over `shards` for a command run with `outer` as its connection's
+/// transaction: inside an EXEC (`outer` given) it runs in that one; otherwise it takes the
+/// gates of `shards` when they are more than one shard (one shard needs none).
+pub async fn enter(
+    shard: &Rc<Shard>,
+    outer: Option<TxnId>,
+    shards: impl IntoIterator<Item = usize>,
+) -> Scope {
+    let mut wanted: Vec<usize> = shards.into_iter().collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let own = match outer {
+        None if wanted.len() > 1 => Some(lock(shard, wanted).await),
+        _ => None,
+    };
+    Scope { own, outer }
+}
+
+impl Scope {
+    /// The transaction to tag the command's work with, if any.
+    pub fn id(&self) -> Option<TxnId> {
+        self.own.as_ref().map(Gates::id).or(self.outer)
+    }
+
+    /// Gives back the gates [`enter`] took (work sent before this call runs first).
+    pub async fn leave(self) {
+        if let Some(gates) = self.own {
+            gates.release().await;
+        }
+    }
+}
+
 impl Gates {
     /// The transaction's id, for [`crate::forward::Admission::Txn`].
     pub fn id(&self) -> TxnId {

@@ -138,14 +138,9 @@ impl WatchedKeys {
     /// the requests are queued (not answered): they travel ahead of this connection's next
     /// request to the same owner, so a WATCH right after cannot be overtaken.
     pub async fn clear(&mut self) {
-        for (owner, job) in self.unwatch_jobs() {
-            if let Some(shard) = &self.shard {
-                if owner == shard.id {
-                    job(shard);
-                } else {
-                    drop(shard.peers.submit_stats_to(owner, job).await);
-                }
-            }
+        let jobs = self.unwatch_jobs();
+        if let Some(shard) = &self.shard {
+            send_unwatch(shard, jobs).await;
         }
     }
 
@@ -219,15 +214,19 @@ impl Drop for WatchedKeys {
         }
         let sender = shard.clone();
         shard
-            .spawn_main("unwatch", async move {
-                for (owner, job) in jobs {
-                    if owner == sender.id {
-                        job(&sender);
-                    } else {
-                        drop(sender.peers.submit_stats_to(owner, job).await);
-                    }
-                }
-            })
+            .spawn_main("unwatch", async move { send_unwatch(&sender, jobs).await })
             .detach();
+    }
+}
+
+/// Runs each owner's unregistration job: here for this shard, else queued on the channel to
+/// the owner (not waiting for its answer).
+async fn send_unwatch(shard: &Shard, jobs: Vec<(usize, ShardJob)>) {
+    for (owner, job) in jobs {
+        if owner == shard.id {
+            job(shard);
+        } else {
+            drop(shard.peers.submit_stats_to(owner, job).await);
+        }
     }
 }

@@ -61,11 +61,8 @@ pub async fn execute(
     }
     // Several shards: the steps run as one transaction over their gates (unless the command
     // already runs inside one, in EXEC), so no other client sees or runs between them.
-    let gates = match scope {
-        None if !one_owner => Some(txn::lock(shard, owners).await),
-        _ => None,
-    };
-    let txn = gates.as_ref().map(txn::Gates::id).or(scope);
+    let txn_scope = txn::enter(shard, scope, owners).await;
+    let txn = txn_scope.id();
     let reply = match name {
         "lcs" => lcs(shard, txn, db, args).await,
         "rename" => rename(shard, txn, db, args, false).await,
@@ -73,9 +70,7 @@ pub async fn execute(
         "copy" => copy(shard, txn, db, args).await,
         _ => msetnx(shard, txn, db, args).await,
     };
-    if let Some(gates) = gates {
-        gates.release().await;
-    }
+    txn_scope.leave().await;
     reply
 }
 

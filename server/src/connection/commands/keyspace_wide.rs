@@ -32,19 +32,14 @@ pub async fn all_shards(
         "randomkey" => return randomkey(shard, db, scope).await,
         _ => {}
     }
-    let gates = match scope {
-        None if shard.nr_shards > 1 => Some(txn::lock(shard, 0..shard.nr_shards).await),
-        _ => None,
-    };
+    let txn_scope = txn::enter(shard, scope, 0..shard.nr_shards).await;
     let replies = shard
-        .run_on_all_in(gates.as_ref().map(txn::Gates::id).or(scope), || {
+        .run_on_all_in(txn_scope.id(), || {
             let args = args.clone();
             Box::new(move |s: &Shard| s.execute_local(db, &args))
         })
         .await;
-    if let Some(gates) = gates {
-        gates.release().await;
-    }
+    txn_scope.leave().await;
     let parts = replies
         .into_iter()
         .map(|frame| (Vec::new(), frame))
