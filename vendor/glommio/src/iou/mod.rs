@@ -92,6 +92,10 @@ bitflags::bitflags! {
         const CQSIZE    = 1 << 3;
         const CLAMP     = 1 << 4;
         const ATTACH_WQ = 1 << 5;
+        /// Completions are posted when the task next enters the kernel (any system call or
+        /// interrupt return) instead of interrupting it with an IPI (IORING_SETUP_COOP_TASKRUN,
+        /// Linux 5.19).
+        const COOP_TASKRUN = 1 << 8;
     }
 }
 

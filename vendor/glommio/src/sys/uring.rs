@@ -904,8 +904,22 @@ impl SleepableRing {
         source_map: Rc<RefCell<SourceMap>>,
     ) -> io::Result<Self> {
         assert!(*IO_URING_RECENT_ENOUGH);
+        // shardline patch (PATCHED.md): the main ring's completions (sockets, files) need not
+        // interrupt the running shard with an inter-processor interrupt; they are posted at its
+        // next system call or when it parks. The latency ring keeps the interrupt: its
+        // preemption timer must fire while a task runs without making system calls.
+        let ring = if name == "main" {
+            iou::IoUring::new_with_flags(
+                size as _,
+                iou::SetupFlags::COOP_TASKRUN,
+                iou::SetupFeatures::empty(),
+            )
+            .or_else(|_| iou::IoUring::new(size as _))?
+        } else {
+            iou::IoUring::new(size as _)?
+        };
         Ok(SleepableRing {
-            ring: iou::IoUring::new(size as _)?,
+            ring,
             size,
             submission_queue: UringQueueState::with_capacity(size * 4),
             name,
