@@ -96,6 +96,7 @@ pub(crate) struct Families {
     pub(crate) aof_rewrite_failures: IntCounterVec,
     pub(crate) aof_write_errors: IntCounterVec,
     pub(crate) cross_shard_transactions: IntCounterVec,
+    pub(crate) cross_shard_batch: HistogramVec,
 }
 
 /// Builds and registers families in one registry.
@@ -405,6 +406,13 @@ impl Families {
                 "Transactions coordinated by the shard that took the gates of several shards \
                  (a multi-key command or MULTI/EXEC whose keys live on more than one shard).",
                 SHARD,
+            )?,
+            cross_shard_batch: b.histogram(
+                "cross_shard_batch_requests",
+                "Requests per cross-shard message the shard received: another shard gathers \
+                 what it forwards to this one during a poll and sends it as one message.",
+                SHARD,
+                (0..=10).map(|i| f64::from(1u32 << i)).collect(),
             )?,
             registry,
         };

@@ -79,6 +79,7 @@ pub struct ShardMetrics {
     aof_rewrite_failures: IntCounter,
     aof_write_errors: IntCounter,
     cross_shard_transactions: IntCounter,
+    cross_shard_batch: Histogram,
 }
 
 impl ShardMetrics {
@@ -150,6 +151,7 @@ impl ShardMetrics {
             aof_rewrite_failures: f.aof_rewrite_failures.with_label_values(&one),
             aof_write_errors: f.aof_write_errors.with_label_values(&one),
             cross_shard_transactions: f.cross_shard_transactions.with_label_values(&one),
+            cross_shard_batch: f.cross_shard_batch.with_label_values(&one),
         }
     }
 
@@ -277,6 +279,12 @@ impl ShardMetrics {
     /// `cross_shard_transactions_total` +1.
     pub fn cross_shard_transaction(&self) {
         self.cross_shard_transactions.inc();
+    }
+
+    /// A message of `requests` requests arrived from another shard:
+    /// `cross_shard_batch_requests` observes the count.
+    pub fn cross_shard_batch(&self, requests: usize) {
+        self.cross_shard_batch.observe(requests as f64);
     }
 
     /// An error reply was sent: `command_errors_total{kind}` +1 (`kind` from

@@ -307,8 +307,9 @@ pub struct ServerConfig {
     /// `set-max-intset-entries`).
     #[arg(long, env = "SHARDLINE_SET_MAX_INTSET_ENTRIES", default_value_t = 512)]
     pub set_max_intset_entries: u64,
-    /// Requests in flight between two shards before the sender waits (cross-shard channel
-    /// capacity).
+    /// Requests gathered for one other shard before a sender waits. What a shard forwards
+    /// to another during a poll leaves as one message; at most 2 messages wait per pair of
+    /// shards, so at most 3× this many requests are on their way from one shard to another.
     #[arg(long, env = "SHARDLINE_CROSS_SHARD_QUEUE", default_value_t = 1024)]
     pub cross_shard_queue: usize,
 

@@ -4,8 +4,17 @@
 //! Each pair of shards has a bounded FIFO channel, so the requests one connection sends to one
 //! owner shard are executed in the order sent: that is what lets a connection pipeline
 //! forwarded commands without waiting for each reply.
+//!
+//! Requests are batched per destination shard: a request goes into that shard's outbox, and
+//! one task per destination sends everything its outbox gathered as one message when it next
+//! runs — after the connection tasks that were runnable with it, so one poll's worth of
+//! forwards (every pipelined command of every ready connection) crosses as one message, with
+//! one wake-up of the owner, instead of one each.
 
+use std::cell::{Cell, RefCell};
+use std::future::poll_fn;
 use std::rc::Rc;
+use std::task::{Poll, Waker};
 
 use futures_channel::oneshot;
 use futures_lite::StreamExt;
@@ -98,19 +107,91 @@ impl JobRequest {
     }
 }
 
+/// One message of the mesh: the requests one shard gathered for another, in order.
+pub type ShardBatch = Vec<ShardRequest>;
+
+/// Messages queued between two shards before the sending side waits (the mesh channel's
+/// capacity, in batches; each batch holds at most `--cross-shard-queue` requests).
+pub const BATCHES_IN_FLIGHT: usize = 2;
+
+/// Requests gathered for one destination shard until its sender task takes them.
+#[derive(Default)]
+struct Outbox {
+    requests: RefCell<Vec<ShardRequest>>,
+    /// The destination's sender task, parked while the outbox is empty.
+    sender: Cell<Option<Waker>>,
+    /// Tasks waiting for room (the outbox held `--cross-shard-queue` requests).
+    waiting_for_room: RefCell<Vec<Waker>>,
+}
+
 /// The sending half of the mesh, as one shard sees it.
 pub struct Peers {
-    senders: Senders<ShardRequest>,
+    senders: Senders<ShardBatch>,
+    outboxes: Vec<Outbox>,
+    /// Requests an outbox holds before a sender waits (`--cross-shard-queue`).
+    outbox_limit: usize,
+    closing: Cell<bool>,
 }
 
 impl Peers {
-    /// Wraps the mesh senders of this shard.
-    pub fn new(senders: Senders<ShardRequest>) -> Self {
-        Self { senders }
+    /// Wraps the mesh senders of this shard; each destination's outbox holds at most
+    /// `outbox_limit` requests (`--cross-shard-queue`, at least 1) before senders wait.
+    pub fn new(senders: Senders<ShardBatch>, outbox_limit: usize) -> Self {
+        let outboxes = (0..senders.nr_consumers())
+            .map(|_| Outbox::default())
+            .collect();
+        Self {
+            senders,
+            outboxes,
+            outbox_limit: outbox_limit.max(1),
+            closing: Cell::new(false),
+        }
     }
 
-    /// Closes this shard's side of the mesh: peers' request streams from it end.
-    pub fn close(&self) {
+    /// Sends what shard `destination`'s outbox gathers, one batch per turn, until
+    /// [`Peers::close`] and the outbox is empty. Spawned once per other shard.
+    pub async fn run_outbox(&self, destination: usize) {
+        let outbox = &self.outboxes[destination];
+        loop {
+            let batch = poll_fn(|cx| {
+                let mut requests = outbox.requests.borrow_mut();
+                if !requests.is_empty() {
+                    Poll::Ready(Some(std::mem::take(&mut *requests)))
+                } else if self.closing.get() {
+                    Poll::Ready(None)
+                } else {
+                    outbox.sender.set(Some(cx.waker().clone()));
+                    Poll::Pending
+                }
+            })
+            .await;
+            let Some(batch) = batch else {
+                return;
+            };
+            for waker in outbox.waiting_for_room.take() {
+                waker.wake();
+            }
+            if let Err(err) = self.senders.send_to(destination, batch).await {
+                // The requests (and their reply senders) are dropped: their receivers resolve
+                // to the "dropped" error of `await_reply`.
+                tracing::debug!("cross-shard send to shard {destination} failed: {err}");
+            }
+        }
+    }
+
+    /// Closes this shard's side of the mesh: the outbox tasks send what is left and end, then
+    /// peers' request streams from this shard end. `outbox_tasks` are the
+    /// [`Peers::run_outbox`] tasks.
+    pub async fn close(&self, outbox_tasks: Vec<glommio::Task<()>>) {
+        self.closing.set(true);
+        for outbox in &self.outboxes {
+            if let Some(waker) = outbox.sender.take() {
+                waker.wake();
+            }
+        }
+        for task in outbox_tasks {
+            task.await;
+        }
         self.senders.close();
     }
 
@@ -179,12 +260,36 @@ impl Peers {
         self.send(owner, ShardRequest::Release { txn }).await;
     }
 
+    /// Puts `request` in shard `owner`'s outbox (in order after this shard's earlier
+    /// requests to it), waiting while the outbox is full.
     async fn send(&self, owner: usize, request: ShardRequest) {
-        if let Err(err) = self.senders.send_to(owner, request).await {
-            // The request (and its reply sender) is dropped: a receiver resolves to the
-            // "dropped" error of `await_reply`.
-            tracing::debug!("cross-shard send to shard {owner} failed: {err}");
-        }
+        let Some(outbox) = self.outboxes.get(owner) else {
+            // No such shard: the request (and its reply sender) is dropped, and a receiver
+            // resolves to the "dropped" error of `await_reply`.
+            tracing::debug!("cross-shard send to unknown shard {owner}");
+            return;
+        };
+        let mut request = Some(request);
+        poll_fn(|cx| {
+            let mut requests = outbox.requests.borrow_mut();
+            if requests.len() >= self.outbox_limit {
+                outbox
+                    .waiting_for_room
+                    .borrow_mut()
+                    .push(cx.waker().clone());
+                return Poll::Pending;
+            }
+            if let Some(request) = request.take() {
+                requests.push(request);
+            }
+            if requests.len() == 1 {
+                if let Some(waker) = outbox.sender.take() {
+                    waker.wake();
+                }
+            }
+            Poll::Ready(())
+        })
+        .await;
     }
 }
 
@@ -199,15 +304,18 @@ pub async fn await_reply(receiver: oneshot::Receiver<Frame>) -> Frame {
 /// once per peer stream, in the `main` task queue. Never waits inside the loop: a job that
 /// must wait for the shard's gate is parked there, so the transaction holding the gate can
 /// still reach the shard through the same stream.
-pub async fn serve_peer_requests(shard: Rc<Shard>, mut receivers: Receivers<ShardRequest>) {
+pub async fn serve_peer_requests(shard: Rc<Shard>, mut receivers: Receivers<ShardBatch>) {
     let streams = receivers.streams();
     let mut tasks = Vec::with_capacity(streams.len());
     for (_peer, stream) in streams {
         let owner = shard.clone();
         tasks.push(shard.spawn_main("cross-shard", async move {
             let mut stream = stream;
-            while let Some(request) = stream.next().await {
-                owner.gate_request(request);
+            while let Some(batch) = stream.next().await {
+                owner.metrics.cross_shard_batch(batch.len());
+                for request in batch {
+                    owner.gate_request(request);
+                }
             }
         }));
     }

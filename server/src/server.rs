@@ -20,7 +20,7 @@ use crate::accept::{accept_loop, ClientSlots, SpareDescriptors};
 use crate::aof::{Aof, AppendOnly};
 use crate::config::ServerConfig;
 use crate::connection::SilentConnections;
-use crate::forward::{serve_peer_requests, Peers, ShardRequest};
+use crate::forward::{serve_peer_requests, Peers, ShardBatch, BATCHES_IN_FLIGHT};
 use crate::keyspace::Db;
 use crate::runtime::RuntimeConfig;
 use crate::shard::{InfoCounters, Shard, TaskQueues, EXPIRE_SWEEP_PERIOD};
@@ -121,7 +121,7 @@ impl Shared {
 /// Errors: an executor that cannot be created (e.g. RLIMIT_MEMLOCK too low) or has panicked.
 pub fn run_shards(shared: Arc<Shared>, sockets: Vec<Socket>) -> Result<(), String> {
     let nr_shards = sockets.len();
-    let mesh = MeshBuilder::<ShardRequest, _>::full(nr_shards, shared.config.cross_shard_queue);
+    let mesh = MeshBuilder::<ShardBatch, _>::full(nr_shards, BATCHES_IN_FLIGHT);
     let mut handles = Vec::with_capacity(nr_shards);
     let shared_for_errors = shared.clone();
     for (index, socket) in sockets.into_iter().enumerate() {
@@ -197,7 +197,7 @@ fn executor_error(index: usize, cpu: usize, err: &str) -> String {
 async fn shard_main(
     index: usize,
     shared: Arc<Shared>,
-    mesh: MeshBuilder<ShardRequest, glommio::channels::channel_mesh::Full>,
+    mesh: MeshBuilder<ShardBatch, glommio::channels::channel_mesh::Full>,
     socket: Socket,
 ) {
     let (senders, receivers) = match mesh.join().await {
@@ -310,7 +310,7 @@ async fn shard_main(
         nr_shards: senders.nr_consumers(),
         shared: shared.clone(),
         dbs: RefCell::new(dbs),
-        peers: Peers::new(senders),
+        peers: Peers::new(senders, config.cross_shard_queue),
         acceptor,
         verifier,
         login_gate,
@@ -339,6 +339,15 @@ async fn shard_main(
 
     let peer_server =
         shard.spawn_main("cross-shard", serve_peer_requests(shard.clone(), receivers));
+    let outbox_tasks: Vec<_> = (0..shard.nr_shards)
+        .filter(|&destination| destination != shard.id)
+        .map(|destination| {
+            let sender = shard.clone();
+            shard.spawn_main("cross-shard-out", async move {
+                sender.peers.run_outbox(destination).await
+            })
+        })
+        .collect();
     let maintenance = shard.spawn_maintenance("maintenance", maintenance_loop(shard.clone()));
     let accept = shard.spawn_main("accept", accept_loop(shard.clone(), socket));
     accept.await;
@@ -360,7 +369,7 @@ async fn shard_main(
         );
     }
     maintenance.cancel().await;
-    shard.peers.close();
+    shard.peers.close(outbox_tasks).await;
     peer_server.await;
     if let (Some(aof), Some((flusher, syncer, everysec))) = (&shard.aof, log_tasks) {
         aof.writer.flush().await;

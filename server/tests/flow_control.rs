@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{RawClient, Server};
+use common::{encode_command, RawClient, Server};
 use shardline::keyspace::slot::owner_shard;
 
 fn authenticated(server: &Server) -> RawClient {
@@ -54,16 +54,6 @@ fn client_on_shard_of(server: &Server, of: &mut RawClient) -> RawClient {
         }
     }
     panic!("no connection landed on shard {shard} in 64 tries");
-}
-
-fn encode(args: &[&[u8]]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for arg in args {
-        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
 }
 
 /// Receive buffer of the test's flooding clients, in bytes. Set before connecting, it stops
@@ -146,7 +136,7 @@ fn a_million_gets_written_before_reading_all_get_their_replies() {
 
     let mut requests = Vec::with_capacity(REQUESTS * 30);
     for i in 0..REQUESTS {
-        requests.extend_from_slice(&encode(&[b"GET", keys[i % 2].as_bytes()]));
+        requests.extend_from_slice(&encode_command(&[b"GET", keys[i % 2].as_bytes()]));
     }
     let mut stream = tls_stream(&server);
     let started = Instant::now();
@@ -185,7 +175,7 @@ fn a_million_gets_written_before_reading_all_get_their_replies() {
 /// connection; returns how many reply bytes arrived before the close.
 fn flood_without_reading(server: &Server, key: &[u8], count: usize, read_after: Duration) -> usize {
     let mut stream = tls_stream(server);
-    let request = encode(&[b"GET", key]);
+    let request = encode_command(&[b"GET", key]);
     for _ in 0..count {
         // The server closes us mid-way: later writes may fail, which is the point.
         if stream.write_all(&request).is_err() {
@@ -259,7 +249,7 @@ fn a_client_over_the_soft_output_limit_for_its_seconds_is_closed() {
     // Over the soft limit but under no hard one: closed only once it stayed over for more
     // than 1 s and the connection's loop sees it again (the next request does).
     let mut stream = tls_stream(&server);
-    let request = encode(&[b"GET", b"fc:big"]);
+    let request = encode_command(&[b"GET", b"fc:big"]);
     for _ in 0..200 {
         stream.write_all(&request).expect("write");
     }
@@ -293,9 +283,9 @@ fn unwritten_replies_show_in_client_info_and_the_shard_gauge() {
     let mut client = tls_stream(&server);
     let mut batch = Vec::new();
     for _ in 0..32 {
-        batch.extend_from_slice(&encode(&[b"GET", b"fc:big"]));
+        batch.extend_from_slice(&encode_command(&[b"GET", b"fc:big"]));
     }
-    batch.extend_from_slice(&encode(&[b"CLIENT", b"INFO"]));
+    batch.extend_from_slice(&encode_command(&[b"CLIENT", b"INFO"]));
     client.write_all(&batch).expect("write");
     // Socket buffers take at most ~4.3 MiB (the server's send buffer and our small receive
     // buffer): wait until the rest waits in the server before reading anything.

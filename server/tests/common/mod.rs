@@ -465,13 +465,7 @@ impl RawClient {
     /// Sends `args` as one RESP multibulk request.
     pub fn send(&mut self, args: &[&[u8]]) {
         use std::io::Write;
-        let mut out = format!("*{}\r\n", args.len()).into_bytes();
-        for arg in args {
-            out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-            out.extend_from_slice(arg);
-            out.extend_from_slice(b"\r\n");
-        }
-        self.stream.write_all(&out).expect("write");
+        self.stream.write_all(&encode_command(args)).expect("write");
     }
 
     /// Sends raw bytes.
@@ -543,6 +537,17 @@ impl RawClient {
         self.send(args);
         self.read_reply()
     }
+}
+
+/// One request as a RESP array of bulk strings.
+pub fn encode_command(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
 }
 
 /// Length of the first complete RESP2/RESP3 reply in `buf` (RESP spec: `+ - : _ , # (`
