@@ -1,8 +1,8 @@
 //! The per-shard log writer with group commit (Redis 7 `flushAppendOnlyFile`, one flush per
 //! loop turn): commands append their records to an in-memory buffer; one flusher task per
 //! shard writes the whole buffer through glommio's io_uring [`BufferedFile`]. With
-//! `appendfsync always` the syncers cover everything written so far with one `fdatasync`
-//! each and then release the replies of every record it covered.
+//! `appendfsync always` each syncer covers everything written so far with one `fdatasync`
+//! and then releases the replies of every record it covered.
 //!
 //! The stages overlap: while a syncer waits for group N's fdatasync, the flusher already
 //! writes group N+1, and a second syncer (`--aof-max-inflight-fsyncs`, default 2) starts an
