@@ -90,6 +90,7 @@ pub(crate) struct Families {
     pub(crate) aof_written_bytes: IntCounterVec,
     pub(crate) aof_records: IntCounterVec,
     pub(crate) aof_fsynced_records: IntCounterVec,
+    pub(crate) aof_overlapped_fsyncs: IntCounterVec,
     pub(crate) aof_size: IntGaugeVec,
     pub(crate) aof_replayed_records: IntGaugeVec,
     pub(crate) aof_rewrite_duration: HistogramVec,
@@ -372,6 +373,11 @@ impl Families {
             aof_fsynced_records: b.int_counter(
                 "aof_fsynced_records_total",
                 "Records covered by an fdatasync of the log (under appendfsync always, divided by the fdatasync count it is the group size).",
+                SHARD,
+            )?,
+            aof_overlapped_fsyncs: b.int_counter(
+                "aof_overlapped_fsyncs_total",
+                "fdatasyncs of the log issued under appendfsync always while another one was still running (at most --aof-max-inflight-fsyncs run at once).",
                 SHARD,
             )?,
             aof_size: b.int_gauge(

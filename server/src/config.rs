@@ -135,6 +135,11 @@ pub struct ServerConfig {
     /// `no` (the OS decides).
     #[arg(long, env = "SHARDLINE_APPENDFSYNC", value_enum, default_value_t = AppendFsync::Everysec)]
     pub appendfsync: AppendFsync,
+    /// `--appendfsync always`: fdatasyncs of one shard's log running at once. An idle syncer
+    /// covers records written while another fdatasync runs at once instead of after it; 1
+    /// runs one at a time (each covering everything written while the previous one ran).
+    #[arg(long, env = "SHARDLINE_AOF_MAX_INFLIGHT_FSYNCS", default_value_t = 2, value_parser = at_least(1))]
+    pub aof_max_inflight_fsyncs: usize,
     /// Rewrite a shard's log when it has grown by this many percent over its size after the
     /// last rewrite (or at start) — Redis's `auto-aof-rewrite-percentage`; 0 disables.
     #[arg(

@@ -331,10 +331,13 @@ async fn shard_main(
     crate::runtime::apply(&shard, runtime);
     let log_tasks = shard.aof.as_ref().map(|aof| {
         let flusher = shard.spawn_main("aof-flush", aof.writer.clone().run_flusher());
-        // Both run for the log's life (CONFIG SET appendfsync switches between them).
-        let syncer = shard.spawn_main("aof-fsync", aof.writer.clone().run_syncer());
+        // The syncers and the once-a-second task run for the log's life (CONFIG SET
+        // appendfsync switches between them).
+        let syncers: Vec<_> = (0..config.aof_max_inflight_fsyncs)
+            .map(|_| shard.spawn_main("aof-fsync", aof.writer.clone().run_syncer()))
+            .collect();
         let everysec = shard.spawn_maintenance("aof-fsync", aof.writer.clone().run_everysec());
-        (flusher, syncer, everysec)
+        (flusher, syncers, everysec)
     });
 
     let peer_server =
@@ -371,7 +374,7 @@ async fn shard_main(
     maintenance.cancel().await;
     shard.peers.close(outbox_tasks).await;
     peer_server.await;
-    if let (Some(aof), Some((flusher, syncer, everysec))) = (&shard.aof, log_tasks) {
+    if let (Some(aof), Some((flusher, syncers, everysec))) = (&shard.aof, log_tasks) {
         aof.writer.flush().await;
         let stats = aof.writer.take_stats();
         info!(
@@ -387,7 +390,9 @@ async fn shard_main(
         );
         flusher.cancel().await;
         everysec.cancel().await;
-        syncer.cancel().await;
+        for syncer in syncers {
+            syncer.cancel().await;
+        }
     }
 }
 

@@ -30,6 +30,7 @@ pub fn collect(shard: &Shard) {
                 records: stats.records,
                 bytes_written: stats.bytes_written,
                 records_synced: stats.records_synced,
+                fsyncs_overlapped: stats.fsyncs_overlapped,
                 write_errors: stats.write_errors,
             },
             aof.current_size(),

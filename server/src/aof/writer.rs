@@ -1,12 +1,16 @@
 //! The per-shard log writer with group commit (Redis 7 `flushAppendOnlyFile`, one flush per
 //! loop turn): commands append their records to an in-memory buffer; one flusher task per
 //! shard writes the whole buffer through glommio's io_uring [`BufferedFile`]. With
-//! `appendfsync always` a second task, the syncer, covers everything written so far with one
-//! `fdatasync` and then releases the replies of every record it covered.
+//! `appendfsync always` each syncer covers everything written so far with one `fdatasync`
+//! and then releases the replies of every record it covered.
 //!
-//! The two stages overlap: while the syncer waits for group N's fdatasync, the flusher
-//! already writes group N+1, and the syncer's next fdatasync covers it as soon as N's
-//! returns, so the disk is kept busy instead of idling while the shard executes commands.
+//! The stages overlap: while a syncer waits for group N's fdatasync, the flusher already
+//! writes group N+1, and a second syncer (`--aof-max-inflight-fsyncs`, default 2) starts an
+//! fdatasync covering it at once instead of waiting for N's to return. With one syncer, the
+//! requests a pipelined client sends while an fdatasync runs wait for it and then for a whole
+//! fdatasync of their own; with two, they wait for about one. An fdatasync covers every
+//! record written before it was issued (whichever thread wrote it), so the one that returns
+//! covers its records even when an older one is still running.
 
 use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
@@ -61,7 +65,7 @@ pub struct LogWriter {
     /// One group write (and file switch) at a time: the flusher, a shutdown flush and a
     /// rewrite's switch take turns.
     lock: glommio::sync::Semaphore,
-    /// One fdatasync of [`Self::sync_written`] at a time (the syncer, everysec, shutdown).
+    /// One fdatasync of [`Self::sync_written`] at a time (everysec, shutdown).
     sync_lock: glommio::sync::Semaphore,
     /// A switch to a new incremental file: (bytes of the buffer that still belong to the
     /// current file, the new file, its path). Set by a rewrite; done by the next group write.
@@ -81,13 +85,18 @@ pub struct LogWriter {
     written: Cell<u64>,
     /// Records covered by an fdatasync.
     synced: Cell<u64>,
+    /// Records covered by an fdatasync a syncer has issued (returned or still running).
+    claimed: Cell<u64>,
+    /// fdatasyncs the syncers are running now.
+    syncs_running: Cell<usize>,
     /// Bytes in the file (its write position).
     size: Cell<u64>,
     /// Replies waiting for their record's fdatasync (`always`): (sequence, waiter), in no
     /// particular order.
     waiters: RefCell<Vec<(u64, Waiter)>>,
     flusher: Cell<Option<Waker>>,
-    syncer: Cell<Option<Waker>>,
+    /// The idle syncers.
+    syncers: RefCell<Vec<Waker>>,
     /// Why the last write or fdatasync failed, while it does (INFO `aof_last_write_status`;
     /// write commands are refused with `MISCONF` meanwhile).
     write_error: RefCell<Option<String>>,
@@ -107,6 +116,8 @@ pub struct WriterStats {
     pub write_errors: u64,
     /// fdatasync calls completed.
     pub fsyncs: u64,
+    /// fdatasyncs a syncer issued while another one was still running (`appendfsync always`).
+    pub fsyncs_overlapped: u64,
     /// Records covered by those fdatasync calls (`records_synced / fsyncs` = group size).
     pub records_synced: u64,
     /// Duration of each fdatasync not yet taken by [`LogWriter::take_fsync_latencies`], µs.
@@ -128,10 +139,12 @@ impl LogWriter {
             appended: Cell::new(0),
             written: Cell::new(0),
             synced: Cell::new(0),
+            claimed: Cell::new(0),
+            syncs_running: Cell::new(0),
             size: Cell::new(size),
             waiters: RefCell::new(Vec::new()),
             flusher: Cell::new(None),
-            syncer: Cell::new(None),
+            syncers: RefCell::new(Vec::new()),
             write_error: RefCell::new(None),
             stats: RefCell::new(WriterStats::default()),
         })
@@ -268,7 +281,7 @@ impl LogWriter {
         copy
     }
 
-    /// The flusher task: writes each group and, under `always`, hands it to the syncer. Runs
+    /// The flusher task: writes each group and, under `always`, hands it to the syncers. Runs
     /// until the shard stops (cancelled), after [`Self::flush`] at shutdown.
     pub async fn run_flusher(self: Rc<Self>) {
         loop {
@@ -285,20 +298,33 @@ impl LogWriter {
         }
     }
 
-    /// `appendfsync always`: the syncer task. Each fdatasync covers every group written
-    /// before it starts; the replies of those records are released when it returns.
+    /// `appendfsync always`: one syncer task (a shard runs `--aof-max-inflight-fsyncs` of
+    /// them). An idle syncer issues an fdatasync as soon as records are written that no
+    /// running fdatasync covers; when it returns, the replies of every record written before
+    /// it was issued are released (those of an older fdatasync still running too).
     pub async fn run_syncer(self: Rc<Self>) {
         loop {
             poll_fn(|cx| {
-                if self.synced.get() < self.written.get() {
+                if self.claimed.get() < self.written.get() {
                     Poll::Ready(())
                 } else {
-                    self.syncer.set(Some(cx.waker().clone()));
+                    self.syncers.borrow_mut().push(cx.waker().clone());
                     Poll::Pending
                 }
             })
             .await;
-            self.sync_written().await;
+            // Taken together, as in `sync_written`.
+            let upto = self.written.get();
+            let file = self.file.borrow().clone();
+            self.claimed.set(upto);
+            let running = self.syncs_running.get();
+            if running > 0 {
+                self.stats.borrow_mut().fsyncs_overlapped += 1;
+            }
+            self.syncs_running.set(running + 1);
+            while !self.sync(&file).await {}
+            self.syncs_running.set(self.syncs_running.get() - 1);
+            self.mark_synced(upto);
         }
     }
 
@@ -319,13 +345,17 @@ impl LogWriter {
         self.fsync.get()
     }
 
-    /// Switches the `appendfsync` policy (CONFIG SET): the syncer ([`LogWriter::run_syncer`])
+    /// Switches the `appendfsync` policy (CONFIG SET): the syncers ([`LogWriter::run_syncer`])
     /// and the once-a-second task ([`LogWriter::run_everysec`]) both run for the writer's
     /// life and act only under their policy. Replies already waiting for an fdatasync are
-    /// still released by the syncer.
+    /// still released by the syncers.
     pub fn set_fsync(&self, fsync: AppendFsync) {
         self.fsync.set(fsync);
-        if let Some(waker) = self.syncer.take() {
+        self.wake_syncers();
+    }
+
+    fn wake_syncers(&self) {
+        for waker in self.syncers.take() {
             waker.wake();
         }
     }
@@ -351,7 +381,7 @@ impl LogWriter {
             let rest = data.split_off(at.min(data.len()));
             self.write_all(data).await;
             // Everything counted in `written` so far is in the old file: once it is synced the
-            // syncer may cover later records with the new file.
+            // syncers may cover later records with the new file.
             let old = self.file.borrow().clone();
             while !self.sync(&old).await {}
             *self.file.borrow_mut() = Rc::new(file);
@@ -365,11 +395,9 @@ impl LogWriter {
         stats.bytes_written += len;
         stats.writes += 1;
         drop(stats);
-        // Replies may still wait after a switch away from `always`: the syncer releases them.
+        // Replies may still wait after a switch away from `always`: the syncers release them.
         if self.fsync.get() == AppendFsync::Always || !self.waiters.borrow().is_empty() {
-            if let Some(waker) = self.syncer.take() {
-                waker.wake();
-            }
+            self.wake_syncers();
         }
     }
 
@@ -387,8 +415,19 @@ impl LogWriter {
             return;
         }
         while !self.sync(&file).await {}
-        self.stats.borrow_mut().records_synced += upto - self.synced.get();
+        self.mark_synced(upto);
+    }
+
+    /// Records that the first `upto` records are on disk and releases the replies waiting for
+    /// them (nothing when a newer fdatasync already covered them).
+    fn mark_synced(&self, upto: u64) {
+        let synced = self.synced.get();
+        if upto <= synced {
+            return;
+        }
+        self.stats.borrow_mut().records_synced += upto - synced;
         self.synced.set(upto);
+        self.claimed.set(self.claimed.get().max(upto));
         self.release_synced();
     }
 
