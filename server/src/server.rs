@@ -378,10 +378,10 @@ async fn shard_main(
         aof.writer.flush().await;
         let stats = aof.writer.take_stats();
         info!(
-            "shard {}: {} closed: {} record(s), {} bytes written in {} write(s), {} fdatasync(s) \
-             covering {} record(s) in groups",
+            "shard {}: log closed (current file {}); since start: {} record(s), {} bytes \
+             written in {} write(s), {} fdatasync(s) covering {} record(s)",
             shard.id,
-            aof.path,
+            aof.writer.path(),
             stats.records,
             stats.bytes_written,
             stats.writes,
