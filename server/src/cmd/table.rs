@@ -262,11 +262,62 @@ static COMMANDS: &[CommandSpec] = &[
     c("script", -2, &[], K0, Connection, "scripting", "2.6.0", "A container for Lua scripts management commands", &["@slow"]),
 ];
 
-/// Looks a command up by name, ASCII case-insensitively, without allocating.
+/// Looks a command up by name, ASCII case-insensitively, without allocating: one or two
+/// name comparisons in the name's bucket of [`NameIndex`], not a scan of the table.
 pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
-    COMMANDS.iter().find(|spec| {
-        spec.name.len() == name.len() && spec.name.as_bytes().eq_ignore_ascii_case(name)
-    })
+    let bucket = NameIndex::bucket(name)?;
+    let index = NameIndex::get();
+    let rows =
+        &index.rows[usize::from(index.starts[bucket])..usize::from(index.starts[bucket + 1])];
+    rows.iter()
+        .map(|&row| &COMMANDS[usize::from(row)])
+        .find(|spec| spec.name.as_bytes().eq_ignore_ascii_case(name))
+}
+
+/// Names are bucketed by length (below this) and first letter.
+const NAME_LEN_LIMIT: usize = 32;
+const BUCKETS: usize = NAME_LEN_LIMIT * 32;
+
+/// The table's rows grouped by (name length, first letter ASCII-lowercased), built on first
+/// use: a counting sort, so the rows of bucket `b` are `rows[starts[b]..starts[b + 1]]`.
+struct NameIndex {
+    starts: Vec<u16>,
+    rows: Vec<u16>,
+}
+
+impl NameIndex {
+    /// The bucket of `name`; `None` for a name no command has (empty, or too long).
+    fn bucket(name: &[u8]) -> Option<usize> {
+        let first = *name.first()?;
+        (name.len() < NAME_LEN_LIMIT)
+            .then(|| name.len() * 32 + usize::from(first.to_ascii_lowercase() & 31))
+    }
+
+    fn get() -> &'static NameIndex {
+        static INDEX: std::sync::OnceLock<NameIndex> = std::sync::OnceLock::new();
+        INDEX.get_or_init(|| {
+            let buckets: Vec<Option<usize>> = COMMANDS
+                .iter()
+                .map(|spec| Self::bucket(spec.name.as_bytes()))
+                .collect();
+            let mut starts = vec![0u16; BUCKETS + 1];
+            for bucket in buckets.iter().flatten() {
+                starts[bucket + 1] += 1;
+            }
+            for bucket in 0..BUCKETS {
+                starts[bucket + 1] += starts[bucket];
+            }
+            let mut next = starts.clone();
+            let mut rows = vec![0u16; COMMANDS.len()];
+            for (row, bucket) in buckets.iter().enumerate() {
+                if let Some(bucket) = *bucket {
+                    rows[usize::from(next[bucket])] = row as u16;
+                    next[bucket] += 1;
+                }
+            }
+            NameIndex { starts, rows }
+        })
+    }
 }
 
 /// Position of `spec` in [`all`], when it is a row of the table: per-command counters (INFO
@@ -291,6 +342,20 @@ mod tests {
         assert_eq!(lookup(b"GeT").map(|s| s.name), Some("get"));
         assert_eq!(lookup(b"nosuch"), None);
         assert_eq!(lookup(b""), None);
+        assert_eq!(lookup(&[b'g'; 40]), None);
+        assert_eq!(lookup(b"\xffet"), None);
+    }
+
+    #[test]
+    fn lookup_finds_every_row_in_any_case() {
+        for spec in all() {
+            assert!(spec.name.len() < NAME_LEN_LIMIT, "{}", spec.name);
+            let upper = spec.name.to_ascii_uppercase();
+            for name in [spec.name, upper.as_str()] {
+                let found = lookup(name.as_bytes()).map(|s| s as *const CommandSpec);
+                assert_eq!(found, Some(spec as *const CommandSpec), "{name}");
+            }
+        }
     }
 
     #[test]
