@@ -263,12 +263,13 @@ static COMMANDS: &[CommandSpec] = &[
 ];
 
 /// Looks a command up by name, ASCII case-insensitively, without allocating: one or two
-/// name comparisons in the name's bucket of [`NameIndex`], not a scan of the table.
+/// name comparisons in the name's bucket of [`NAME_INDEX`], not a scan of the table.
+#[inline]
 pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
-    let bucket = NameIndex::bucket(name)?;
-    let index = NameIndex::get();
-    let rows =
-        &index.rows[usize::from(index.starts[bucket])..usize::from(index.starts[bucket + 1])];
+    let bucket = bucket_of(name)?;
+    let rows = NAME_INDEX
+        .rows
+        .get(usize::from(NAME_INDEX.starts[bucket])..usize::from(NAME_INDEX.starts[bucket + 1]))?;
     rows.iter()
         .map(|&row| &COMMANDS[usize::from(row)])
         .find(|spec| spec.name.as_bytes().eq_ignore_ascii_case(name))
@@ -278,45 +279,53 @@ pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
 const NAME_LEN_LIMIT: usize = 32;
 const BUCKETS: usize = NAME_LEN_LIMIT * 32;
 
-/// The table's rows grouped by (name length, first letter ASCII-lowercased), built on first
-/// use: a counting sort, so the rows of bucket `b` are `rows[starts[b]..starts[b + 1]]`.
-struct NameIndex {
-    starts: Vec<u16>,
-    rows: Vec<u16>,
+/// The bucket of `name`: its length and first letter ASCII-lowercased; `None` for a name no
+/// command has (empty, or too long).
+const fn bucket_of(name: &[u8]) -> Option<usize> {
+    match name.first() {
+        Some(&first) if name.len() < NAME_LEN_LIMIT => {
+            Some(name.len() * 32 + (first.to_ascii_lowercase() & 31) as usize)
+        }
+        _ => None,
+    }
 }
 
-impl NameIndex {
-    /// The bucket of `name`; `None` for a name no command has (empty, or too long).
-    fn bucket(name: &[u8]) -> Option<usize> {
-        let first = *name.first()?;
-        (name.len() < NAME_LEN_LIMIT)
-            .then(|| name.len() * 32 + usize::from(first.to_ascii_lowercase() & 31))
-    }
+/// The table's rows grouped by [`bucket_of`] their name, computed at compile time: a counting
+/// sort, so the rows of bucket `b` are `rows[starts[b]..starts[b + 1]]`.
+struct NameIndex {
+    starts: [u16; BUCKETS + 1],
+    rows: [u16; COMMANDS.len()],
+}
 
-    fn get() -> &'static NameIndex {
-        static INDEX: std::sync::OnceLock<NameIndex> = std::sync::OnceLock::new();
-        INDEX.get_or_init(|| {
-            let buckets: Vec<Option<usize>> = COMMANDS
-                .iter()
-                .map(|spec| Self::bucket(spec.name.as_bytes()))
-                .collect();
-            let mut starts = vec![0u16; BUCKETS + 1];
-            for bucket in buckets.iter().flatten() {
-                starts[bucket + 1] += 1;
+static NAME_INDEX: NameIndex = NameIndex::build();
+
+impl NameIndex {
+    const fn build() -> Self {
+        let mut starts = [0u16; BUCKETS + 1];
+        let mut row = 0;
+        while row < COMMANDS.len() {
+            match bucket_of(COMMANDS[row].name.as_bytes()) {
+                Some(bucket) => starts[bucket + 1] += 1,
+                None => panic!("a command name too long for the name index"),
             }
-            for bucket in 0..BUCKETS {
-                starts[bucket + 1] += starts[bucket];
+            row += 1;
+        }
+        let mut bucket = 0;
+        while bucket < BUCKETS {
+            starts[bucket + 1] += starts[bucket];
+            bucket += 1;
+        }
+        let mut next = starts;
+        let mut rows = [0u16; COMMANDS.len()];
+        let mut row = 0;
+        while row < COMMANDS.len() {
+            if let Some(bucket) = bucket_of(COMMANDS[row].name.as_bytes()) {
+                rows[next[bucket] as usize] = row as u16;
+                next[bucket] += 1;
             }
-            let mut next = starts.clone();
-            let mut rows = vec![0u16; COMMANDS.len()];
-            for (row, bucket) in buckets.iter().enumerate() {
-                if let Some(bucket) = *bucket {
-                    rows[usize::from(next[bucket])] = row as u16;
-                    next[bucket] += 1;
-                }
-            }
-            NameIndex { starts, rows }
-        })
+            row += 1;
+        }
+        NameIndex { starts, rows }
     }
 }
 
