@@ -54,6 +54,7 @@ impl fmt::Display for Activity {
     }
 }
 
+#[inline]
 fn with_slot<R>(f: impl FnOnce(&Cell<Activity>) -> R) -> Option<R> {
     CONTEXT.try_with(|ctx| f(&ctx.activity)).ok()
 }
@@ -62,7 +63,9 @@ fn with_slot<R>(f: impl FnOnce(&Cell<Activity>) -> R) -> Option<R> {
 ///
 /// Cheap (a thread-local `Cell` write). Outside an instrumented poll the value is simply
 /// overwritten by the next instrumented poll, so calling it from uninstrumented code is
-/// harmless. Does nothing while the thread is being torn down.
+/// harmless. Does nothing while the thread is being torn down. Inlined: it runs once per
+/// command.
+#[inline]
 pub fn set(activity: Activity) {
     with_slot(|slot| slot.set(activity));
 }

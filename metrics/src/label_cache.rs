@@ -54,9 +54,12 @@ impl<M> LabelCache<M> {
     pub(crate) fn with<R>(&self, value: &'static str, f: impl FnOnce(&M) -> R) -> Option<R> {
         {
             let entries = self.entries.try_borrow().ok()?;
+            // Callers pass the same `&'static str` each time: find it by address before
+            // comparing any contents.
             if let Some((_, child)) = entries
                 .iter()
-                .find(|(key, _)| std::ptr::eq(*key, value) || *key == value)
+                .find(|(key, _)| std::ptr::eq(*key, value))
+                .or_else(|| entries.iter().find(|(key, _)| *key == value))
             {
                 return Some(f(child));
             }

@@ -275,6 +275,7 @@ impl ShardMetrics {
     /// contents), and one atomic add; the lowercase label is built only on first use. Pass
     /// names from the server's command table, and one fixed name (e.g. `"unknown"`) for
     /// commands it does not know, never client bytes.
+    #[inline]
     pub fn command(&self, name: &'static str) {
         self.commands.with(name, IntCounter::inc);
     }

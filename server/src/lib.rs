@@ -11,6 +11,7 @@
 pub mod accept;
 pub mod aof;
 pub mod bootstrap;
+pub mod clock;
 pub mod cmd;
 pub mod config;
 pub mod connection;

@@ -322,6 +322,7 @@ async fn shard_main(
         gate: Default::default(),
         runtime: RefCell::new(RuntimeConfig::from_config(config, shared.clients.max())),
         slowlog: Slowlog::default(),
+        clock: crate::clock::CommandClock::default(),
         config_changed: event_listener::Event::new(),
     });
     if let Some(aof) = &shard.aof {
@@ -401,7 +402,9 @@ async fn maintenance_loop(shard: Rc<Shard>) {
     let mut last_tick = Instant::now();
     loop {
         glommio::timer::sleep(EXPIRE_SWEEP_PERIOD).await;
-        let now = crate::shard::unix_time_ms();
+        // Also re-anchors the shard's command clock: commands see a wall-clock step within
+        // one sweep period.
+        let now = shard.clock.resync();
         // A cross-shard transaction running here must see no key vanish between two of its
         // commands (Redis never expires keys inside MULTI/EXEC): the sweep waits a period.
         if shard.gate.is_held() {

@@ -6,7 +6,7 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use glommio::{Latency, Shares, Task, TaskQueueHandle};
@@ -119,6 +119,8 @@ pub struct Shard {
     pub runtime: RefCell<RuntimeConfig>,
     /// Commands that ran slower than `slowlog-log-slower-than` on this shard.
     pub slowlog: Slowlog,
+    /// Converts a command's start instant to the Unix ms its expiry and LRU decisions use.
+    pub clock: crate::clock::CommandClock,
     /// Notified when CONFIG SET installed a new [`RuntimeConfig`] (connections re-read
     /// `timeout`).
     pub config_changed: event_listener::Event,
@@ -173,7 +175,7 @@ impl Shard {
 
     /// Executes one keyspace command on database `db` of this shard's own keyspace (the
     /// caller's selected database; MOVE, SWAPDB and FLUSHALL reach the others:
-    /// [`crate::cmd::databases`]).
+    /// [`crate::cmd::databases`]), timing it from now.
     ///
     /// A panic in a command handler (a bug) fails that one command with an error instead of
     /// taking the shard down.
@@ -183,38 +185,72 @@ impl Shard {
     /// database, before this returns; under `appendfsync always` the caller must not send
     /// the reply before [`Shard::durable`]'s signal.
     pub fn execute_local(&self, db: usize, args: &[Bytes]) -> Frame {
+        self.execute_timed(db, args, Instant::now(), false).0
+    }
+
+    /// As [`Shard::execute_local`], for a command that started at `started` (an instant read
+    /// on this shard just before, e.g. for INFO commandstats): that one clock read also gives
+    /// the command's Unix time ([`crate::clock::CommandClock`]) and the start of its SLOWLOG
+    /// timing. Returns the reply and the instant the command finished.
+    pub fn execute_local_at(
+        &self,
+        db: usize,
+        args: &[Bytes],
+        started: Instant,
+    ) -> (Frame, Instant) {
+        let (frame, finished) = self.execute_timed(db, args, started, true);
+        (frame, finished.unwrap_or_else(Instant::now))
+    }
+
+    /// Runs the command; the finish instant is read when `want_finish` or the slowlog is on.
+    fn execute_timed(
+        &self,
+        db: usize,
+        args: &[Bytes],
+        started: Instant,
+        want_finish: bool,
+    ) -> (Frame, Option<Instant>) {
         if let Some(refusal) = self.refuse_write(args) {
-            return refusal;
+            return (refusal, None);
         }
         let mut dbs = self.dbs.borrow_mut();
         if db >= dbs.len() {
-            return Frame::error(crate::cmd::databases::OUT_OF_RANGE);
+            return (Frame::error(crate::cmd::databases::OUT_OF_RANGE), None);
         }
-        let now_ms = unix_time_ms();
+        let now_ms = self.clock.unix_ms(started);
+        let evicted_before = self.info.evicted_keys.get();
         if let Some(oom) = crate::eviction::before_command(self, &mut dbs, db, args, now_ms) {
-            return oom;
+            return (oom, None);
         }
+        // The SLOWLOG times the command itself, not the evictions made room for it (Redis
+        // `call` vs `performEvictions`).
+        let started = if self.info.evicted_keys.get() == evicted_before {
+            started
+        } else {
+            Instant::now()
+        };
         let dirty_before = dbs[db].dirty();
         let (slower_than, slowlog_len) = {
             let runtime = self.runtime.borrow();
             (runtime.slowlog_log_slower_than, runtime.slowlog_max_len)
         };
-        let started = (slower_than >= 0).then(std::time::Instant::now);
         let run = || crate::cmd::databases::execute_in(&mut dbs, db, args, now_ms);
         let frame =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
                 tracing::error!("shard {}: a command handler panicked", self.id);
                 Frame::error("ERR internal error while executing the command")
             });
-        if let Some(started) = started {
-            let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let finished = (want_finish || slower_than >= 0).then(Instant::now);
+        if let (Some(finished), true) = (finished, slower_than >= 0) {
+            let micros =
+                u64::try_from(finished.duration_since(started).as_micros()).unwrap_or(u64::MAX);
             self.slowlog
                 .record(args, micros, slower_than, slowlog_len, ("", ""));
         }
         if let Some(aof) = &self.aof {
             aof.log_command(&mut dbs, db, args, &frame, dirty_before);
         }
-        frame
+        (frame, finished)
     }
 
     /// Redis's `MISCONF` refusal of a write command while this shard's log cannot be written

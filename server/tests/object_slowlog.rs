@@ -198,3 +198,77 @@ fn slowlog_keeps_commands_of_every_shard() {
         b"-ERR count should be greater than or equal to -1\r\n",
     );
 }
+
+/// `(µs, key)` of every `LPOS key …` entry in a SLOWLOG GET reply.
+fn lpos_durations(reply: &[u8]) -> Vec<(u64, String)> {
+    let text = String::from_utf8_lossy(reply).into_owned();
+    let lines: Vec<&str> = text.split("\r\n").collect();
+    // Each entry: *6, :id, :unix time, :µs, *N, $4, LPOS, $len, key, …
+    (0..lines.len().saturating_sub(8))
+        .filter(|&i| lines[i] == "*6" && lines[i + 6] == "LPOS")
+        .map(|i| {
+            let micros = lines[i + 3][1..].parse().expect("µs");
+            (micros, lines[i + 8].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn slowlog_and_commandstats_time_the_same_execution() {
+    let server = Server::start(ARGS);
+    let mut c = login_plain(&server);
+    // One list per shard: whichever shard serves this connection, one LPOS runs here and
+    // the other on its owner after a hop.
+    let lists = [key_on(0, "long"), key_on(1, "long")];
+    let items: Vec<Vec<u8>> = (0..2000).map(|i| format!("item{i}").into_bytes()).collect();
+    for list in &lists {
+        for _ in 0..50 {
+            let mut args: Vec<&[u8]> = vec![b"RPUSH", list.as_bytes()];
+            args.extend(items.iter().map(Vec::as_slice));
+            c.request(&args);
+        }
+        c.roundtrip(&[b"LLEN", list.as_bytes()], b":100000\r\n");
+    }
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"slowlog-log-slower-than", b"0"],
+        b"+OK\r\n",
+    );
+    c.roundtrip(&[b"SLOWLOG", b"RESET"], b"+OK\r\n");
+    c.roundtrip(&[b"CONFIG", b"RESETSTAT"], b"+OK\r\n");
+    // A scan of all 100 000 elements that finds nothing.
+    for list in &lists {
+        c.roundtrip(&[b"LPOS", list.as_bytes(), b"absent"], b"$-1\r\n");
+    }
+    let logged = lpos_durations(&c.request(&[b"SLOWLOG", b"GET", b"-1"]));
+    let mut keys: Vec<&str> = logged.iter().map(|(_, key)| key.as_str()).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, [lists[0].as_str(), lists[1].as_str()], "{logged:?}");
+    assert!(logged.iter().all(|(micros, _)| *micros > 0), "{logged:?}");
+
+    let stats = String::from_utf8_lossy(&c.request(&[b"INFO", b"commandstats"])).into_owned();
+    let line = common::info_field(&stats, "cmdstat_lpos");
+    let field = |name: &str| -> u64 {
+        line.split(',')
+            .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {line}"))
+    };
+    assert_eq!(field("calls"), 2, "{line}");
+    // The call on this connection's shard is timed by the same clock reads for both, from
+    // before the slowlog's start: commandstats has at least its slowlog time. (A forwarded
+    // call counts only this shard's part, without the hop's wait.)
+    let info = String::from_utf8_lossy(&c.request(&[b"CLIENT", b"INFO"])).into_owned();
+    let here: usize = info
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("shard="))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no shard= in {info}"));
+    let local = logged
+        .iter()
+        .find(|(_, key)| *key == lists[here])
+        .map(|(micros, _)| *micros);
+    assert!(
+        local.is_some_and(|micros| field("usec") >= micros),
+        "{line} vs slowlog {logged:?}, served by shard {here}"
+    );
+}

@@ -262,11 +262,71 @@ static COMMANDS: &[CommandSpec] = &[
     c("script", -2, &[], K0, Connection, "scripting", "2.6.0", "A container for Lua scripts management commands", &["@slow"]),
 ];
 
-/// Looks a command up by name, ASCII case-insensitively, without allocating.
+/// Looks a command up by name, ASCII case-insensitively, without allocating: one or two
+/// name comparisons in the name's bucket of [`NAME_INDEX`], not a scan of the table.
+#[inline]
 pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
-    COMMANDS.iter().find(|spec| {
-        spec.name.len() == name.len() && spec.name.as_bytes().eq_ignore_ascii_case(name)
-    })
+    let bucket = bucket_of(name)?;
+    let rows = NAME_INDEX
+        .rows
+        .get(usize::from(NAME_INDEX.starts[bucket])..usize::from(NAME_INDEX.starts[bucket + 1]))?;
+    rows.iter()
+        .map(|&row| &COMMANDS[usize::from(row)])
+        .find(|spec| spec.name.as_bytes().eq_ignore_ascii_case(name))
+}
+
+/// Names are bucketed by length (below this) and first letter.
+const NAME_LEN_LIMIT: usize = 32;
+const BUCKETS: usize = NAME_LEN_LIMIT * 32;
+
+/// The bucket of `name`: its length and first letter ASCII-lowercased; `None` for a name no
+/// command has (empty, or too long).
+const fn bucket_of(name: &[u8]) -> Option<usize> {
+    match name.first() {
+        Some(&first) if name.len() < NAME_LEN_LIMIT => {
+            Some(name.len() * 32 + (first.to_ascii_lowercase() & 31) as usize)
+        }
+        _ => None,
+    }
+}
+
+/// The table's rows grouped by [`bucket_of`] their name, computed at compile time: a counting
+/// sort, so the rows of bucket `b` are `rows[starts[b]..starts[b + 1]]`.
+struct NameIndex {
+    starts: [u16; BUCKETS + 1],
+    rows: [u16; COMMANDS.len()],
+}
+
+static NAME_INDEX: NameIndex = NameIndex::build();
+
+impl NameIndex {
+    const fn build() -> Self {
+        let mut starts = [0u16; BUCKETS + 1];
+        let mut row = 0;
+        while row < COMMANDS.len() {
+            match bucket_of(COMMANDS[row].name.as_bytes()) {
+                Some(bucket) => starts[bucket + 1] += 1,
+                None => panic!("a command name too long for the name index"),
+            }
+            row += 1;
+        }
+        let mut bucket = 0;
+        while bucket < BUCKETS {
+            starts[bucket + 1] += starts[bucket];
+            bucket += 1;
+        }
+        let mut next = starts;
+        let mut rows = [0u16; COMMANDS.len()];
+        let mut row = 0;
+        while row < COMMANDS.len() {
+            if let Some(bucket) = bucket_of(COMMANDS[row].name.as_bytes()) {
+                rows[next[bucket] as usize] = row as u16;
+                next[bucket] += 1;
+            }
+            row += 1;
+        }
+        NameIndex { starts, rows }
+    }
 }
 
 /// Position of `spec` in [`all`], when it is a row of the table: per-command counters (INFO
@@ -291,6 +351,20 @@ mod tests {
         assert_eq!(lookup(b"GeT").map(|s| s.name), Some("get"));
         assert_eq!(lookup(b"nosuch"), None);
         assert_eq!(lookup(b""), None);
+        assert_eq!(lookup(&[b'g'; 40]), None);
+        assert_eq!(lookup(b"\xffet"), None);
+    }
+
+    #[test]
+    fn lookup_finds_every_row_in_any_case() {
+        for spec in all() {
+            assert!(spec.name.len() < NAME_LEN_LIMIT, "{}", spec.name);
+            let upper = spec.name.to_ascii_uppercase();
+            for name in [spec.name, upper.as_str()] {
+                let found = lookup(name.as_bytes()).map(|s| s as *const CommandSpec);
+                assert_eq!(found, Some(spec as *const CommandSpec), "{name}");
+            }
+        }
     }
 
     #[test]

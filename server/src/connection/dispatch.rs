@@ -2,6 +2,7 @@
 //! (Redis 7 `processCommand` order), then the connection command or the hop to the owner shard.
 
 use std::rc::Rc;
+use std::time::Instant;
 
 use bytes::Bytes;
 use shardline_metrics::Activity;
@@ -178,7 +179,11 @@ async fn execute_on(
     protocol: Protocol,
 ) {
     if owner == shard.id && shard.gate.admits(admission(scope)) {
-        let frame = shard.execute_local(db, &args);
+        // One clock read starts both the commandstats and the slowlog timing, another ends
+        // both.
+        let started = pipeline.command_started().unwrap_or_else(Instant::now);
+        let (frame, finished) = shard.execute_local_at(db, &args, started);
+        pipeline.command_finished(finished);
         pipeline.durable(protocol, frame, shard.durable());
         return;
     }

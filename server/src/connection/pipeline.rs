@@ -9,7 +9,7 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 
 use crate::aof::SyncPoint;
-use crate::cmd::table::CommandSpec;
+use crate::cmd::table::{CommandSpec, KeyRouting};
 use crate::introspection::clients::CommandName;
 use crate::introspection::command_stats::{is_rejection, CommandStats};
 use crate::resp::{Frame, Protocol};
@@ -25,10 +25,13 @@ pub struct Pipeline {
     pub out: BytesMut,
     /// The shard's INFO commandstats / errorstats, fed by the replies added here.
     stats: Rc<CommandStats>,
-    /// The command whose replies are being added, since when, and whether it was refused.
-    current: Option<(&'static CommandSpec, Instant, bool)>,
+    /// The command whose replies are being added.
+    current: Option<Call>,
     /// The last command begun and its subcommand (CLIENT LIST `cmd`).
     last: Option<CommandName>,
+    /// The last command begun runs on key owners (routing `SingleKey` / `MultiKey`), so it
+    /// cannot have changed the connection's name, user or library.
+    last_on_keys: bool,
     /// CLIENT REPLY state.
     reply_mode: ReplyMode,
     /// The replies of the current request are dropped (CLIENT REPLY OFF / SKIP).
@@ -44,6 +47,17 @@ pub enum ReplyMode {
     Off,
     /// The reply of the next request is dropped.
     SkipNext,
+}
+
+/// The call being accounted (INFO commandstats).
+#[derive(Clone, Copy)]
+struct Call {
+    spec: &'static CommandSpec,
+    started: Instant,
+    /// When it finished, if the code that ran it said so (saves a clock read).
+    finished: Option<Instant>,
+    /// Refused before running: not counted as a call.
+    rejected: bool,
 }
 
 enum Entry {
@@ -63,6 +77,7 @@ impl Pipeline {
             stats,
             current: None,
             last: None,
+            last_on_keys: false,
             reply_mode: ReplyMode::On,
             silent: false,
         }
@@ -89,9 +104,32 @@ impl Pipeline {
     /// Starts accounting a call of `spec` with arguments `args`: the replies added until
     /// [`Pipeline::end_command`] are its replies (INFO commandstats).
     pub fn begin_command(&mut self, spec: &'static CommandSpec, args: &[Bytes]) {
-        self.current = Some((spec, Instant::now(), false));
+        self.current = Some(Call {
+            spec,
+            started: Instant::now(),
+            finished: None,
+            rejected: false,
+        });
         let sub = super::commands::subcommand_name(spec.name, args.get(1).map(|a| &a[..]));
         self.last = Some((spec.name, sub));
+        self.last_on_keys = matches!(
+            spec.routing,
+            KeyRouting::SingleKey | KeyRouting::MultiKey { .. }
+        );
+    }
+
+    /// When the current command began (read once by [`Pipeline::begin_command`]; a command
+    /// run on this shard starts its own timing from it too: `Shard::execute_local_at`).
+    pub fn command_started(&self) -> Option<Instant> {
+        self.current.map(|call| call.started)
+    }
+
+    /// The current command finished executing at `at`: [`Pipeline::end_command`] counts its
+    /// time up to there instead of reading the clock again.
+    pub fn command_finished(&mut self, at: Instant) {
+        if let Some(call) = &mut self.current {
+            call.finished = Some(at);
+        }
     }
 
     /// The last command begun and its subcommand, if any.
@@ -99,13 +137,20 @@ impl Pipeline {
         self.last
     }
 
+    /// Whether the last command begun may have changed the connection's name, user or
+    /// library (anything but a keyspace command run on its keys' owners).
+    pub fn last_may_change_identity(&self) -> bool {
+        !self.last_on_keys
+    }
+
     /// Ends the call begun by [`Pipeline::begin_command`]: counts it with its time in µs,
     /// unless it was refused before running.
     pub fn end_command(&mut self) {
-        if let Some((spec, started, rejected)) = self.current.take() {
-            if !rejected {
-                self.stats
-                    .called(spec, started.elapsed().as_micros() as u64);
+        if let Some(call) = self.current.take() {
+            if !call.rejected {
+                let finished = call.finished.unwrap_or_else(Instant::now);
+                let usec = finished.saturating_duration_since(call.started).as_micros();
+                self.stats.called(call.spec, usec as u64);
             }
         }
     }
@@ -113,14 +158,14 @@ impl Pipeline {
     /// Counts an error reply of the current command (or of none: an unknown command).
     fn count_current_error(&mut self, message: &str) {
         self.stats.error_reply(message);
-        let Some((spec, _, rejected)) = &mut self.current else {
+        let Some(call) = &mut self.current else {
             return;
         };
         if is_rejection(message) {
-            self.stats.rejected(spec);
-            *rejected = true;
+            self.stats.rejected(call.spec);
+            call.rejected = true;
         } else {
-            self.stats.failed(spec);
+            self.stats.failed(call.spec);
         }
     }
 
@@ -182,7 +227,7 @@ impl Pipeline {
             .detach();
             return;
         }
-        let spec = self.current.map(|(spec, _, _)| spec);
+        let spec = self.current.map(|call| call.spec);
         self.queue.push_back((protocol, Entry::Later(reply, spec)));
     }
 

@@ -180,8 +180,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             )
             .await;
             self.sent(sent);
-            if sent > 0 {
-                // Redis's `lastinteraction` moves on writes too.
+            // Redis's `lastinteraction` (CLIENT LIST `idle`) moves on reads and on writes:
+            // one clock read per wake-up serves both.
+            if sent > 0 || matches!(event, Wake::Stream(StreamEvent::Read(_))) {
                 self.session.last_interaction = Instant::now();
             }
             let event = match event {
@@ -202,8 +203,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             };
             match event {
                 StreamEvent::Read(n) => {
-                    // Redis's `lastinteraction`: CLIENT LIST `idle` counts from the last read.
-                    self.session.last_interaction = Instant::now();
                     self.shard.metrics.bytes_received(n);
                     let info = &self.shard.info;
                     info.net_input_bytes
@@ -311,8 +310,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
 
     /// Copies the session's figures into its CLIENT LIST entry after a command.
     fn sync_client(&self) {
-        self.client
-            .sync(&self.session, self.pipeline.last_command());
+        self.client.sync(
+            &self.session,
+            self.pipeline.last_command(),
+            self.pipeline.last_may_change_identity(),
+        );
     }
 
     fn account_output(&mut self) {

@@ -109,8 +109,11 @@ pub struct ClientHandle {
 }
 
 impl ClientHandle {
-    /// Copies the session's figures after a command whose name was `cmd`.
-    pub fn sync(&self, session: &Session, cmd: Option<CommandName>) {
+    /// Copies the session's figures after a command whose name was `cmd`. The name, user
+    /// and library fields are compared only when `identity_may_change` (a command other than
+    /// a single- or multi-key keyspace command ran: only connection commands — AUTH, HELLO,
+    /// CLIENT SETNAME / SETINFO, RESET, EXEC of those — change them).
+    pub fn sync(&self, session: &Session, cmd: Option<CommandName>, identity_may_change: bool) {
         let mut st = self.state.borrow_mut();
         st.last_interaction = session.last_interaction;
         st.db = session.db;
@@ -121,6 +124,9 @@ impl ClientHandle {
         st.no_evict = session.no_evict;
         if cmd.is_some() {
             st.cmd = cmd;
+        }
+        if !identity_may_change {
+            return;
         }
         if st.name != session.name {
             st.name.clone_from(&session.name);
