@@ -139,8 +139,10 @@ fn out_of_fds_refuses_at_once_logs_rarely_and_recovers_without_restart() {
         .map(|_| TcpStream::connect(server.addr).expect("connect"))
         .collect();
     // Refused connections are closed at once, not left hanging in the listen queue. (The
-    // limit counts descriptor numbers, not descriptors: allow a little slack.)
-    wait_for(|| closed_by_server(&flood) >= 60 - spare as usize - 2);
+    // limit counts descriptor numbers, not descriptors, and the process may hold a descriptor
+    // or two more than when the limit was set: allow a little slack. Exactly 60 - spare - 2
+    // were closed in most runs, so that bound failed about one run in four.)
+    wait_for(|| closed_by_server(&flood) >= 60 - spare as usize - 4);
 
     // The well-behaved client, connected before, is served throughout.
     good.roundtrip(&[b"GET", b"k"], b"$1\r\nv\r\n");
