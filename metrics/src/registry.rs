@@ -98,6 +98,7 @@ pub(crate) struct Families {
     pub(crate) aof_write_errors: IntCounterVec,
     pub(crate) cross_shard_transactions: IntCounterVec,
     pub(crate) cross_shard_batch: HistogramVec,
+    pub(crate) cross_shard_reply_batch: HistogramVec,
 }
 
 /// Builds and registers families in one registry.
@@ -417,6 +418,13 @@ impl Families {
                 "cross_shard_batch_requests",
                 "Requests per cross-shard message the shard received: another shard gathers \
                  what it forwards to this one during a poll and sends it as one message.",
+                SHARD,
+                (0..=10).map(|i| f64::from(1u32 << i)).collect(),
+            )?,
+            cross_shard_reply_batch: b.histogram(
+                "cross_shard_reply_batch_replies",
+                "Replies per cross-shard message the shard received: another shard gathers the \
+                 replies it owes this one and sends them back as one message.",
                 SHARD,
                 (0..=10).map(|i| f64::from(1u32 << i)).collect(),
             )?,

@@ -83,6 +83,7 @@ pub struct ShardMetrics {
     aof_write_errors: IntCounter,
     cross_shard_transactions: IntCounter,
     cross_shard_batch: Histogram,
+    cross_shard_reply_batch: Histogram,
 }
 
 impl ShardMetrics {
@@ -156,6 +157,7 @@ impl ShardMetrics {
             aof_write_errors: f.aof_write_errors.with_label_values(&one),
             cross_shard_transactions: f.cross_shard_transactions.with_label_values(&one),
             cross_shard_batch: f.cross_shard_batch.with_label_values(&one),
+            cross_shard_reply_batch: f.cross_shard_reply_batch.with_label_values(&one),
         }
     }
 
@@ -290,6 +292,12 @@ impl ShardMetrics {
     /// `cross_shard_batch_requests` observes the count.
     pub fn cross_shard_batch(&self, requests: usize) {
         self.cross_shard_batch.observe(requests as f64);
+    }
+
+    /// A message of `replies` replies to requests this shard forwarded arrived from their
+    /// owner shard: `cross_shard_reply_batch_replies` observes the count.
+    pub fn cross_shard_reply_batch(&self, replies: usize) {
+        self.cross_shard_reply_batch.observe(replies as f64);
     }
 
     /// An error reply was sent: `command_errors_total{kind}` +1 (`kind` from

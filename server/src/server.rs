@@ -20,7 +20,9 @@ use crate::accept::{accept_loop, ClientSlots, SpareDescriptors};
 use crate::aof::{Aof, AppendOnly};
 use crate::config::ServerConfig;
 use crate::connection::SilentConnections;
-use crate::forward::{serve_peer_requests, Peers, ShardBatch, BATCHES_IN_FLIGHT};
+use crate::forward::{
+    serve_peer_replies, serve_peer_requests, Peers, ReplyBatch, ShardBatch, BATCHES_IN_FLIGHT,
+};
 use crate::keyspace::Db;
 use crate::runtime::RuntimeConfig;
 use crate::shard::{InfoCounters, Shard, TaskQueues, EXPIRE_SWEEP_PERIOD};
@@ -122,12 +124,13 @@ impl Shared {
 pub fn run_shards(shared: Arc<Shared>, sockets: Vec<Socket>) -> Result<(), String> {
     let nr_shards = sockets.len();
     let mesh = MeshBuilder::<ShardBatch, _>::full(nr_shards, BATCHES_IN_FLIGHT);
+    let reply_mesh = MeshBuilder::<ReplyBatch, _>::full(nr_shards, BATCHES_IN_FLIGHT);
     let mut handles = Vec::with_capacity(nr_shards);
     let shared_for_errors = shared.clone();
     for (index, socket) in sockets.into_iter().enumerate() {
         let cpu = shared.cpus[index];
         let shared = shared.clone();
-        let mesh = mesh.clone();
+        let meshes = (mesh.clone(), reply_mesh.clone());
         let builder = LocalExecutorBuilder::new(Placement::Fixed(cpu))
             .name(&format!("shard-{index}"))
             .preempt_timer(shared.config.task_quota())
@@ -147,7 +150,7 @@ pub fn run_shards(shared: Arc<Shared>, sockets: Vec<Socket>) -> Result<(), Strin
                     }
                 };
                 let _ = ready_tx.send(Ok(()));
-                executor.run(shard_main(index, shared, mesh, socket));
+                executor.run(shard_main(index, shared, meshes, socket));
             })
             .map_err(|err| format!("cannot start shard {index}: {err}"))?;
         match ready_rx.recv() {
@@ -197,12 +200,17 @@ fn executor_error(index: usize, cpu: usize, err: &str) -> String {
 async fn shard_main(
     index: usize,
     shared: Arc<Shared>,
-    mesh: MeshBuilder<ShardBatch, glommio::channels::channel_mesh::Full>,
+    (mesh, reply_mesh): (
+        MeshBuilder<ShardBatch, glommio::channels::channel_mesh::Full>,
+        MeshBuilder<ReplyBatch, glommio::channels::channel_mesh::Full>,
+    ),
     socket: Socket,
 ) {
-    let (senders, receivers) = match mesh.join().await {
-        Ok(pair) => pair,
-        Err(_) => {
+    // Every shard joins both meshes before anything can fail, so no peer waits on a join.
+    let joined = (mesh.join().await, reply_mesh.join().await);
+    let ((senders, receivers), (reply_senders, reply_receivers)) = match joined {
+        (Ok(requests), Ok(replies)) => (requests, replies),
+        _ => {
             error!("shard {index}: cannot join the cross-shard channel mesh");
             return;
         }
@@ -272,6 +280,7 @@ async fn shard_main(
                 if let Err(err) = reshard(&shared, id, shards, old).await {
                     shared.fail_start(format!("shard {id}: {err}"));
                     senders.close();
+                    reply_senders.close();
                     return;
                 }
             }
@@ -297,6 +306,7 @@ async fn shard_main(
                     shared.fail_start(format!("shard {id}: {err}"));
                     // Serve peers until they stop, so none waits on this shard forever.
                     senders.close();
+                    reply_senders.close();
                     return;
                 }
             }
@@ -310,7 +320,7 @@ async fn shard_main(
         nr_shards: senders.nr_consumers(),
         shared: shared.clone(),
         dbs: RefCell::new(dbs),
-        peers: Peers::new(senders, config.cross_shard_queue),
+        peers: Peers::new(senders, reply_senders, config.cross_shard_queue),
         acceptor,
         verifier,
         login_gate,
@@ -352,6 +362,19 @@ async fn shard_main(
             })
         })
         .collect();
+    let reply_server = shard.spawn_main(
+        "cross-shard-replies",
+        serve_peer_replies(shard.clone(), reply_receivers),
+    );
+    let reply_tasks: Vec<_> = (0..shard.nr_shards)
+        .filter(|&source| source != shard.id)
+        .map(|source| {
+            let replies = shard.peers.replies.clone();
+            shard.spawn_main("cross-shard-out", async move {
+                replies.run_outbox(source).await
+            })
+        })
+        .collect();
     let maintenance = shard.spawn_maintenance("maintenance", maintenance_loop(shard.clone()));
     let accept = shard.spawn_main("accept", accept_loop(shard.clone(), socket));
     accept.await;
@@ -375,6 +398,9 @@ async fn shard_main(
     maintenance.cancel().await;
     shard.peers.close(outbox_tasks).await;
     peer_server.await;
+    // No request can arrive any more: the replies owed are sent, then the reply mesh closes.
+    shard.peers.replies.close(reply_tasks).await;
+    reply_server.await;
     if let (Some(aof), Some((flusher, syncers, everysec))) = (&shard.aof, log_tasks) {
         aof.writer.flush().await;
         let stats = aof.writer.take_stats();

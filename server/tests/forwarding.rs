@@ -1,5 +1,6 @@
 //! Forwarding to the owner shard: what a connection pipelines for another shard crosses in
-//! batches (one message per poll, not one per command) and still executes in order.
+//! batches (one message per poll, not one per command), its replies come back in batches, and
+//! it still executes in order.
 
 mod common;
 
@@ -28,6 +29,9 @@ fn pipelined_forwards_cross_in_batches_and_keep_their_order() {
         .collect();
     let messages_before = server.metric("shardline_cross_shard_batch_requests_count", &[]);
     let forwarded_before = server.metric("shardline_cross_shard_batch_requests_sum", &[]);
+    let reply_messages_before =
+        server.metric("shardline_cross_shard_reply_batch_replies_count", &[]);
+    let replied_before = server.metric("shardline_cross_shard_reply_batch_replies_sum", &[]);
 
     // One write: a SET of every key, then an INCR of every key, which must see its SET.
     let mut pipeline = Vec::new();
@@ -62,6 +66,16 @@ fn pipelined_forwards_cross_in_batches_and_keep_their_order() {
     assert!(
         (1.0..=64.0).contains(&messages),
         "{forwarded} forwarded requests crossed in {messages} messages"
+    );
+    // The replies come back the same way: all of them, batched.
+    let replied =
+        server.metric("shardline_cross_shard_reply_batch_replies_sum", &[]) - replied_before;
+    let reply_messages = server.metric("shardline_cross_shard_reply_batch_replies_count", &[])
+        - reply_messages_before;
+    assert_eq!(replied, 128.0, "every forwarded request is answered");
+    assert!(
+        (1.0..=64.0).contains(&reply_messages),
+        "{replied} replies came back in {reply_messages} messages"
     );
     client.roundtrip(&[b"GET", keys[1].as_bytes()], b"$1\r\n2\r\n");
 }

@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 
 use futures_channel::oneshot;
 
-use crate::forward::{Admission, JobRequest, ShardJob, ShardRequest, TxnId};
+use crate::forward::{Admission, JobRequest, ReplyReceiver, ShardJob, ShardRequest, TxnId};
 use crate::resp::Frame;
 use crate::shard::Shard;
 
@@ -89,11 +89,7 @@ impl Shard {
 
     /// Runs `job` on this shard now if the gate admits it (`Ok` with its reply, whose
     /// durability the caller handles); else parks it and returns the receiver of its reply.
-    pub fn run_gated(
-        &self,
-        admission: Admission,
-        job: ShardJob,
-    ) -> Result<Frame, oneshot::Receiver<Frame>> {
+    pub fn run_gated(&self, admission: Admission, job: ShardJob) -> Result<Frame, ReplyReceiver> {
         if self.gate.admits(admission) {
             return Ok(job(self));
         }

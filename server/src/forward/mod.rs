@@ -5,16 +5,18 @@
 //! owner shard are executed in the order sent: that is what lets a connection pipeline
 //! forwarded commands without waiting for each reply.
 //!
-//! Requests are batched per destination shard: a request goes into that shard's outbox, and
-//! one task per destination sends everything its outbox gathered as one message when it next
-//! runs — after the connection tasks that were runnable with it, so one poll's worth of
-//! forwards (every pipelined command of every ready connection) crosses as one message, with
-//! one wake-up of the owner, instead of one each.
+//! Requests are batched per destination shard ([`outbox`]): a request goes into that shard's
+//! outbox, and one task per destination sends everything its outbox gathered as one message
+//! when it next runs — after the connection tasks that were runnable with it, so one poll's
+//! worth of forwards (every pipelined command of every ready connection) crosses as one
+//! message, with one wake-up of the owner, instead of one each. Replies come back the same
+//! way, over a second mesh ([`reply`]).
 
-use std::cell::{Cell, RefCell};
-use std::future::poll_fn;
+mod outbox;
+pub mod reply;
+
+use std::cell::Cell;
 use std::rc::Rc;
-use std::task::{Poll, Waker};
 
 use futures_channel::oneshot;
 use futures_lite::StreamExt;
@@ -22,6 +24,10 @@ use glommio::channels::channel_mesh::{Receivers, Senders};
 
 use crate::resp::Frame;
 use crate::shard::Shard;
+use outbox::Outbox;
+pub use reply::{
+    serve_peer_replies, PendingReplies, ReplyBatch, ReplyOutboxes, ReplyReceiver, ReplyTo,
+};
 
 /// Work run on the owner shard, with that shard's state.
 pub type ShardJob = Box<dyn FnOnce(&Shard) -> Frame + Send>;
@@ -65,7 +71,7 @@ pub struct JobRequest {
     /// The work.
     pub job: ShardJob,
     /// Where its reply goes.
-    pub reply: oneshot::Sender<Frame>,
+    pub reply: ReplyTo,
     /// Whether the reply waits until the records the owner has appended so far are on disk
     /// (`appendfsync always`): true for keyspace commands; false for jobs that only read
     /// counters and sizes (INFO), which must answer even while the log cannot be written.
@@ -75,20 +81,16 @@ pub struct JobRequest {
 }
 
 impl JobRequest {
-    /// A job and the receiver of its reply.
-    pub fn new(
-        job: ShardJob,
-        durable: bool,
-        admission: Admission,
-    ) -> (Self, oneshot::Receiver<Frame>) {
+    /// A job of this shard (parked at its gate) and the receiver of its reply.
+    pub fn new(job: ShardJob, durable: bool, admission: Admission) -> (Self, ReplyReceiver) {
         let (reply, receiver) = oneshot::channel();
         let request = Self {
             job,
-            reply,
+            reply: ReplyTo::Local(reply),
             durable,
             admission,
         };
-        (request, receiver)
+        (request, receiver.into())
     }
 
     /// Runs the job on `shard` and sends its reply — under `appendfsync always`, once the
@@ -97,12 +99,12 @@ impl JobRequest {
         let frame = (self.job)(shard);
         let reply = self.reply;
         match &shard.aof {
-            Some(aof) if self.durable => aof.writer.after_sync(Box::new(move || {
-                let _ = reply.send(frame);
-            })),
-            _ => {
-                let _ = reply.send(frame);
+            Some(aof) if self.durable && aof.writer.pending() => {
+                let replies = shard.peers.replies.clone();
+                aof.writer
+                    .after_sync(Box::new(move || reply.deliver(&replies, frame)));
             }
+            _ => reply.deliver(&shard.peers.replies, frame),
         }
     }
 }
@@ -114,35 +116,39 @@ pub type ShardBatch = Vec<ShardRequest>;
 /// capacity, in batches; each batch holds at most `--cross-shard-queue` requests).
 pub const BATCHES_IN_FLIGHT: usize = 2;
 
-/// Requests gathered for one destination shard until its sender task takes them.
-#[derive(Default)]
-struct Outbox {
-    requests: RefCell<Vec<ShardRequest>>,
-    /// The destination's sender task, parked while the outbox is empty.
-    sender: Cell<Option<Waker>>,
-    /// Tasks waiting for room (the outbox held `--cross-shard-queue` requests).
-    waiting_for_room: RefCell<Vec<Waker>>,
-}
-
 /// The sending half of the mesh, as one shard sees it.
 pub struct Peers {
+    /// This shard's number.
+    id: usize,
     senders: Senders<ShardBatch>,
-    outboxes: Vec<Outbox>,
+    outboxes: Vec<Outbox<ShardRequest>>,
+    /// Slots of this shard's requests whose replies are on their way.
+    pub pending: PendingReplies,
+    /// Replies this shard owes others.
+    pub replies: Rc<ReplyOutboxes>,
     /// Requests an outbox holds before a sender waits (`--cross-shard-queue`).
     outbox_limit: usize,
     closing: Cell<bool>,
 }
 
 impl Peers {
-    /// Wraps the mesh senders of this shard; each destination's outbox holds at most
-    /// `outbox_limit` requests (`--cross-shard-queue`, at least 1) before senders wait.
-    pub fn new(senders: Senders<ShardBatch>, outbox_limit: usize) -> Self {
+    /// Wraps this shard's senders of the request mesh and of the reply mesh; each
+    /// destination's outbox holds at most `outbox_limit` requests (`--cross-shard-queue`, at
+    /// least 1) before senders wait.
+    pub fn new(
+        senders: Senders<ShardBatch>,
+        reply_senders: Senders<ReplyBatch>,
+        outbox_limit: usize,
+    ) -> Self {
         let outboxes = (0..senders.nr_consumers())
             .map(|_| Outbox::default())
             .collect();
         Self {
+            id: senders.peer_id(),
             senders,
             outboxes,
+            pending: PendingReplies::default(),
+            replies: Rc::new(ReplyOutboxes::new(reply_senders)),
             outbox_limit: outbox_limit.max(1),
             closing: Cell::new(false),
         }
@@ -151,48 +157,18 @@ impl Peers {
     /// Sends what shard `destination`'s outbox gathers, one batch per turn, until
     /// [`Peers::close`] and the outbox is empty. Spawned once per other shard.
     pub async fn run_outbox(&self, destination: usize) {
-        let outbox = &self.outboxes[destination];
-        loop {
-            let batch = poll_fn(|cx| {
-                let mut requests = outbox.requests.borrow_mut();
-                if !requests.is_empty() {
-                    Poll::Ready(Some(std::mem::take(&mut *requests)))
-                } else if self.closing.get() {
-                    Poll::Ready(None)
-                } else {
-                    outbox.sender.set(Some(cx.waker().clone()));
-                    Poll::Pending
-                }
-            })
-            .await;
-            let Some(batch) = batch else {
-                return;
-            };
-            for waker in outbox.waiting_for_room.take() {
-                waker.wake();
-            }
-            if let Err(err) = self.senders.send_to(destination, batch).await {
-                // The requests (and their reply senders) are dropped: their receivers resolve
-                // to the "dropped" error of `await_reply`.
-                tracing::debug!("cross-shard send to shard {destination} failed: {err}");
-            }
-        }
+        // Requests the mesh refused will get no reply.
+        let lost = || self.pending.fail_from(destination);
+        self.outboxes[destination]
+            .run(&self.senders, destination, &self.closing, lost)
+            .await
     }
 
     /// Closes this shard's side of the mesh: the outbox tasks send what is left and end, then
     /// peers' request streams from this shard end. `outbox_tasks` are the
     /// [`Peers::run_outbox`] tasks.
     pub async fn close(&self, outbox_tasks: Vec<glommio::Task<()>>) {
-        self.closing.set(true);
-        for outbox in &self.outboxes {
-            if let Some(waker) = outbox.sender.take() {
-                waker.wake();
-            }
-        }
-        for task in outbox_tasks {
-            task.await;
-        }
-        self.senders.close();
+        outbox::close(&self.outboxes, &self.closing, outbox_tasks, &self.senders).await
     }
 
     /// Queues `job` for shard `owner` and returns the receiver of its reply, which waits for
@@ -201,7 +177,7 @@ impl Peers {
     /// connection-level work; keyspace commands use [`Peers::submit_in`].
     ///
     /// The reply is an `ERR` frame when the owner shard has stopped.
-    pub async fn submit_to(&self, owner: usize, job: ShardJob) -> oneshot::Receiver<Frame> {
+    pub async fn submit_to(&self, owner: usize, job: ShardJob) -> ReplyReceiver {
         self.submit(owner, job, true, Admission::Ungated).await
     }
 
@@ -211,7 +187,7 @@ impl Peers {
         owner: usize,
         admission: Admission,
         job: ShardJob,
-    ) -> oneshot::Receiver<Frame> {
+    ) -> ReplyReceiver {
         self.submit(owner, job, true, admission).await
     }
 
@@ -222,14 +198,14 @@ impl Peers {
         owner: usize,
         txn: Option<TxnId>,
         job: ShardJob,
-    ) -> oneshot::Receiver<Frame> {
+    ) -> ReplyReceiver {
         let admission = txn.map_or(Admission::Gated, Admission::Txn);
         self.submit(owner, job, true, admission).await
     }
 
     /// As [`Peers::submit_to`], for a job that only reads counters and sizes: its reply does
     /// not wait for the owner's log to reach the disk, nor for its gate.
-    pub async fn submit_stats_to(&self, owner: usize, job: ShardJob) -> oneshot::Receiver<Frame> {
+    pub async fn submit_stats_to(&self, owner: usize, job: ShardJob) -> ReplyReceiver {
         self.submit(owner, job, false, Admission::Ungated).await
     }
 
@@ -240,9 +216,20 @@ impl Peers {
         job: ShardJob,
         durable: bool,
         admission: Admission,
-    ) -> oneshot::Receiver<Frame> {
-        let (request, receiver) = JobRequest::new(job, durable, admission);
-        self.send(owner, ShardRequest::Job(request)).await;
+    ) -> ReplyReceiver {
+        let (slot, receiver) = self.pending.register(owner);
+        let request = JobRequest {
+            job,
+            reply: ReplyTo::Remote {
+                source: self.id,
+                slot,
+            },
+            durable,
+            admission,
+        };
+        if !self.send(owner, ShardRequest::Job(request)).await {
+            self.pending.fail_from(owner);
+        }
         receiver
     }
 
@@ -261,62 +248,57 @@ impl Peers {
     }
 
     /// Puts `request` in shard `owner`'s outbox (in order after this shard's earlier
-    /// requests to it), waiting while the outbox is full.
-    async fn send(&self, owner: usize, request: ShardRequest) {
+    /// requests to it), waiting while the outbox is full. False when there is no such shard
+    /// (the request is dropped).
+    async fn send(&self, owner: usize, request: ShardRequest) -> bool {
         let Some(outbox) = self.outboxes.get(owner) else {
-            // No such shard: the request (and its reply sender) is dropped, and a receiver
-            // resolves to the "dropped" error of `await_reply`.
             tracing::debug!("cross-shard send to unknown shard {owner}");
-            return;
+            return false;
         };
-        let mut request = Some(request);
-        poll_fn(|cx| {
-            let mut requests = outbox.requests.borrow_mut();
-            if requests.len() >= self.outbox_limit {
-                outbox
-                    .waiting_for_room
-                    .borrow_mut()
-                    .push(cx.waker().clone());
-                return Poll::Pending;
-            }
-            if let Some(request) = request.take() {
-                requests.push(request);
-            }
-            if requests.len() == 1 {
-                if let Some(waker) = outbox.sender.take() {
-                    waker.wake();
-                }
-            }
-            Poll::Ready(())
-        })
-        .await;
+        outbox.push_bounded(request, self.outbox_limit).await;
+        true
     }
 }
 
-/// Resolves a reply receiver from [`Peers::submit_to`] into a frame.
-pub async fn await_reply(receiver: oneshot::Receiver<Frame>) -> Frame {
-    receiver
-        .await
-        .unwrap_or_else(|_| Frame::error("ERR owner shard dropped the request"))
+/// Resolves a reply receiver from [`Peers::submit_to`] (or a oneshot one) into a frame: an
+/// `ERR` frame when the owner shard dropped the request.
+pub async fn await_reply(receiver: impl Into<ReplyReceiver>) -> Frame {
+    receiver.into().await
 }
 
 /// Serves the requests other shards send to this one until every sender has closed. Spawned
 /// once per peer stream, in the `main` task queue. Never waits inside the loop: a job that
 /// must wait for the shard's gate is parked there, so the transaction holding the gate can
 /// still reach the shard through the same stream.
-pub async fn serve_peer_requests(shard: Rc<Shard>, mut receivers: Receivers<ShardBatch>) {
+pub async fn serve_peer_requests(shard: Rc<Shard>, receivers: Receivers<ShardBatch>) {
+    let on_batch = |owner: &Shard, _peer: usize, batch: ShardBatch| {
+        owner.metrics.cross_shard_batch(batch.len());
+        for request in batch {
+            owner.gate_request(request);
+        }
+    };
+    serve_mesh(shard, receivers, "cross-shard", on_batch, |_, _| {}).await
+}
+
+/// Runs one task per peer stream of `receivers` (named `name`, in the `main` task queue):
+/// `on_batch(shard, peer, message)` for each message in order, then `on_end(shard, peer)` once
+/// that peer closed its side. Returns when every peer has.
+async fn serve_mesh<T: Send + 'static>(
+    shard: Rc<Shard>,
+    mut receivers: Receivers<Vec<T>>,
+    name: &'static str,
+    on_batch: impl Fn(&Shard, usize, Vec<T>) + Copy + 'static,
+    on_end: impl Fn(&Shard, usize) + Copy + 'static,
+) {
     let streams = receivers.streams();
     let mut tasks = Vec::with_capacity(streams.len());
-    for (_peer, stream) in streams {
-        let owner = shard.clone();
-        tasks.push(shard.spawn_main("cross-shard", async move {
-            let mut stream = stream;
+    for (peer, mut stream) in streams {
+        let this = shard.clone();
+        tasks.push(shard.spawn_main(name, async move {
             while let Some(batch) = stream.next().await {
-                owner.metrics.cross_shard_batch(batch.len());
-                for request in batch {
-                    owner.gate_request(request);
-                }
+                on_batch(&this, peer, batch);
             }
+            on_end(&this, peer);
         }));
     }
     for task in tasks {
