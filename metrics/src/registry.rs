@@ -88,6 +88,7 @@ pub(crate) struct Families {
     pub(crate) client_output_buffer: IntGaugeVec,
     pub(crate) aof_fsync_duration: HistogramVec,
     pub(crate) aof_written_bytes: IntCounterVec,
+    pub(crate) aof_writes: IntCounterVec,
     pub(crate) aof_records: IntCounterVec,
     pub(crate) aof_fsynced_records: IntCounterVec,
     pub(crate) aof_overlapped_fsyncs: IntCounterVec,
@@ -364,6 +365,12 @@ impl Families {
             aof_written_bytes: b.int_counter(
                 "aof_written_bytes_total",
                 "Bytes written to the shard's append-only log.",
+                SHARD,
+            )?,
+            aof_writes: b.int_counter(
+                "aof_writes_total",
+                "Writes to the shard's append-only log, each carrying every record appended \
+                 since the previous one.",
                 SHARD,
             )?,
             aof_records: b.int_counter(

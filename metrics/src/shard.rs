@@ -16,6 +16,8 @@ pub struct AofTotals {
     pub records: u64,
     /// Bytes written since start.
     pub bytes_written: u64,
+    /// Writes (each of every record gathered since the last one) since start.
+    pub writes: u64,
     /// Records covered by fdatasyncs since start.
     pub records_synced: u64,
     /// fdatasyncs issued while another one was running, since start.
@@ -73,6 +75,7 @@ pub struct ShardMetrics {
     client_output_buffer: IntGauge,
     aof_fsync_duration: Histogram,
     aof_written_bytes: IntCounter,
+    aof_writes: IntCounter,
     aof_records: IntCounter,
     aof_fsynced_records: IntCounter,
     aof_overlapped_fsyncs: IntCounter,
@@ -147,6 +150,7 @@ impl ShardMetrics {
             client_output_buffer: f.client_output_buffer.with_label_values(&one),
             aof_fsync_duration: f.aof_fsync_duration.with_label_values(&one),
             aof_written_bytes: f.aof_written_bytes.with_label_values(&one),
+            aof_writes: f.aof_writes.with_label_values(&one),
             aof_records: f.aof_records.with_label_values(&one),
             aof_fsynced_records: f.aof_fsynced_records.with_label_values(&one),
             aof_overlapped_fsyncs: f.aof_overlapped_fsyncs.with_label_values(&one),
@@ -326,15 +330,17 @@ impl ShardMetrics {
     }
 
     /// The append-only log's state, from the writer's running totals (records and bytes
-    /// since start, records covered by fdatasyncs, overlapped fdatasyncs, failed writes and
-    /// fdatasyncs) and the fdatasync durations (µs) measured since the last call:
-    /// `aof_records_total`, `aof_written_bytes_total`, `aof_fsynced_records_total`,
+    /// since start, writes, records covered by fdatasyncs, overlapped fdatasyncs, failed
+    /// writes and fdatasyncs) and the fdatasync durations (µs) measured since the last call:
+    /// `aof_records_total`, `aof_written_bytes_total`, `aof_writes_total`,
+    /// `aof_fsynced_records_total`,
     /// `aof_overlapped_fsyncs_total`, `aof_write_errors_total` are raised to the totals, `aof_size_bytes` set to `size` (bytes), each duration observed in
     /// `aof_fsync_duration_seconds`.
     pub fn record_aof(&self, totals: AofTotals, size: u64, fsync_durations_us: &[u64]) {
         for (counter, total) in [
             (&self.aof_records, totals.records),
             (&self.aof_written_bytes, totals.bytes_written),
+            (&self.aof_writes, totals.writes),
             (&self.aof_fsynced_records, totals.records_synced),
             (&self.aof_overlapped_fsyncs, totals.fsyncs_overlapped),
             (&self.aof_write_errors, totals.write_errors),

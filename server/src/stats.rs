@@ -29,6 +29,7 @@ pub fn collect(shard: &Shard) {
             shardline_metrics::AofTotals {
                 records: stats.records,
                 bytes_written: stats.bytes_written,
+                writes: stats.writes,
                 records_synced: stats.records_synced,
                 fsyncs_overlapped: stats.fsyncs_overlapped,
                 write_errors: stats.write_errors,
