@@ -75,9 +75,15 @@ fn logged_in(server: &Server) -> RawClient {
     client
 }
 
-#[test]
-fn a_slow_handshake_that_keeps_progressing_completes() {
-    let server = Server::start(&["--smp", "1", "--handshake-timeout-ms", "2000"]);
+fn a_slow_handshake_that_keeps_progressing_completes(provider: &str) {
+    let server = Server::start(&[
+        "--tls-provider",
+        provider,
+        "--smp",
+        "1",
+        "--handshake-timeout-ms",
+        "2000",
+    ]);
     let mut bystander = logged_in(&server);
     bystander.roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
     // The ClientHello (~250-500 bytes) goes out 24 bytes every 250 ms: each gap is far below
@@ -103,9 +109,10 @@ fn a_slow_handshake_that_keeps_progressing_completes() {
     assert_eq!(failed(&server, "max_duration"), 0.0);
 }
 
-#[test]
-fn a_trickling_handshake_is_cut_at_the_hard_limit() {
+fn a_trickling_handshake_is_cut_at_the_hard_limit(provider: &str) {
     let server = Server::start(&[
+        "--tls-provider",
+        provider,
         "--smp",
         "1",
         "--handshake-timeout-ms",
@@ -206,9 +213,15 @@ fn connect_with_timeout(server: &Server, timeout: Duration) -> TcpStream {
     tcp
 }
 
-#[test]
-fn a_client_silent_past_the_timeout_is_still_served_once_it_speaks() {
-    let server = Server::start(&["--smp", "1", "--handshake-timeout-ms", "200"]);
+fn a_client_silent_past_the_timeout_is_still_served_once_it_speaks(provider: &str) {
+    let server = Server::start(&[
+        "--tls-provider",
+        provider,
+        "--smp",
+        "1",
+        "--handshake-timeout-ms",
+        "200",
+    ]);
     let mut bystander = logged_in(&server);
     // Silent for 7 timeouts before its ClientHello, like the first sockets of a client
     // event loop that opens thousands at once.
@@ -219,9 +232,15 @@ fn a_client_silent_past_the_timeout_is_still_served_once_it_speaks() {
     assert_eq!(failed(&server, "timeout"), 0.0);
 }
 
-#[test]
-fn a_client_that_stops_after_its_first_byte_is_cut_at_the_timeout() {
-    let server = Server::start(&["--smp", "1", "--handshake-timeout-ms", "200"]);
+fn a_client_that_stops_after_its_first_byte_is_cut_at_the_timeout(provider: &str) {
+    let server = Server::start(&[
+        "--tls-provider",
+        provider,
+        "--smp",
+        "1",
+        "--handshake-timeout-ms",
+        "200",
+    ]);
     let mut tcp = connect_with_timeout(&server, Duration::from_secs(5));
     // The first byte of a TLS record header: the handshake has begun.
     tcp.write_all(b"\x16").expect("write");
@@ -235,9 +254,10 @@ fn a_client_that_stops_after_its_first_byte_is_cut_at_the_timeout() {
     assert_eq!(failed(&server, "timeout"), 1.0);
 }
 
-#[test]
-fn at_maxclients_the_longest_silent_connection_gives_its_place_to_a_newcomer() {
+fn at_maxclients_the_longest_silent_connection_gives_its_place_to_a_newcomer(provider: &str) {
     let server = Server::start(&[
+        "--tls-provider",
+        provider,
         "--smp",
         "1",
         "--maxclients",
@@ -289,3 +309,11 @@ fn at_maxclients_the_longest_silent_connection_gives_its_place_to_a_newcomer() {
     assert_eq!(closed("silent_evicted"), 2.0);
     bystander.roundtrip(&[b"PING"], b"+PONG\r\n");
 }
+
+for_each_tls_provider!(
+    a_slow_handshake_that_keeps_progressing_completes,
+    a_trickling_handshake_is_cut_at_the_hard_limit,
+    a_client_silent_past_the_timeout_is_still_served_once_it_speaks,
+    a_client_that_stops_after_its_first_byte_is_cut_at_the_timeout,
+    at_maxclients_the_longest_silent_connection_gives_its_place_to_a_newcomer,
+);

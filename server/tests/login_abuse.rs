@@ -51,8 +51,7 @@ fn logins(server: &Server, result: &str) -> f64 {
     server.metric("shardline_logins_total", &[("result", result)])
 }
 
-#[test]
-fn a_queued_login_whose_client_left_is_not_hashed() {
+fn a_queued_login_whose_client_left_is_not_hashed(provider: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     let users = dir.path().join("users");
     // ~0.5 s per verification (the most --max-hash-rounds allows by default) on the one
@@ -61,6 +60,8 @@ fn a_queued_login_whose_client_left_is_not_hashed() {
     std::fs::write(&users, lines).expect("users file");
     let users_arg = users.to_string_lossy().into_owned();
     let server = Server::start(&[
+        "--tls-provider",
+        provider,
         "--smp",
         "1",
         "--users",
@@ -200,3 +201,5 @@ fn ten_wrong_passwords_by_default_and_zero_means_no_limit() {
     guesser.roundtrip(&[b"AUTH", unlimited.password.as_bytes()], b"+OK\r\n");
     guesser.roundtrip(&[b"PING"], b"+PONG\r\n");
 }
+
+for_each_tls_provider!(a_queued_login_whose_client_left_is_not_hashed,);

@@ -13,6 +13,25 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Makes each named test body `fn name(provider: &str)` a module `name` with two tests,
+/// `name::openssl` and `name::rustls`, that run it with that `--tls-provider` value.
+#[macro_export]
+macro_rules! for_each_tls_provider {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn openssl() {
+                super::$name("openssl")
+            }
+
+            #[test]
+            fn rustls() {
+                super::$name("rustls")
+            }
+        }
+    )*};
+}
+
 /// How long a server may take to print its start-up line.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
