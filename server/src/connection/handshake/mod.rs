@@ -29,8 +29,8 @@ type Gated = LoginGatedStream<TcpStream>;
 pub(super) enum Established {
     /// `--tls-provider openssl`.
     Openssl(ErrorQueueChecked<async_openssl::SslStream<Gated>>),
-    /// `--tls-provider rustls`.
-    Rustls(futures_rustls::server::TlsStream<Gated>),
+    /// `--tls-provider rustls` (boxed: rustls's connection state is over 1 KiB).
+    Rustls(Box<futures_rustls::server::TlsStream<Gated>>),
 }
 
 /// How a provider's handshake ended without a session.
@@ -67,7 +67,7 @@ pub(super) async fn handshake(
                 .map(|(stream, resumed)| (Established::Openssl(stream), resumed)),
             ShardTls::Rustls(acceptor) => rustls_accept::accept(acceptor, gated)
                 .await
-                .map(|(stream, resumed)| (Established::Rustls(stream), resumed)),
+                .map(|(stream, resumed)| (Established::Rustls(Box::new(stream)), resumed)),
         }
     };
     let outcome = futures_lite::future::or(async { Ok(accept.await) }, async {
