@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{RawClient, Server};
-use openssl::ssl::{SslConnector, SslMethod, SslStream};
+use openssl::ssl::{SslConnector, SslMethod};
 
 const WRONGPASS: &[u8] = b"-WRONGPASS invalid username-password pair or user is disabled.\r\n";
 
@@ -32,19 +32,6 @@ fn auth_request(user: &str, password: &str) -> Vec<u8> {
         password.len()
     )
     .into_bytes()
-}
-
-/// A TLS client whose stream the test may shut down (close_notify) or just drop (FIN).
-fn tls_client(server: &Server) -> SslStream<TcpStream> {
-    let mut builder = SslConnector::builder(SslMethod::tls_client()).expect("connector");
-    builder.set_ca_file(server.cert()).expect("ca");
-    let tcp = TcpStream::connect(server.addr).expect("connect");
-    tcp.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    builder
-        .build()
-        .connect("localhost", tcp)
-        .expect("TLS handshake")
 }
 
 fn logins(server: &Server, result: &str) -> f64 {
@@ -75,8 +62,8 @@ fn a_queued_login_whose_client_left_is_not_hashed(provider: &str) {
     ]);
     // Every handshake first: they need the login slot too.
     let mut bystander = RawClient::connect(&server);
-    let mut holder = tls_client(&server);
-    let mut leavers: Vec<_> = (0..5).map(|_| tls_client(&server)).collect();
+    let mut holder = common::tls_stream(&server);
+    let mut leavers: Vec<_> = (0..5).map(|_| common::tls_stream(&server)).collect();
     holder
         .write_all(&auth_request("slow", "slow-pw"))
         .expect("write");

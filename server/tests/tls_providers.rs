@@ -27,18 +27,6 @@ fn closed(server: &Server, reason: &str) -> f64 {
 }
 
 /// A TLS 1.2+ client trusting the server's generated certificate, with a 10 s read timeout.
-fn tls_client(server: &Server) -> SslStream<TcpStream> {
-    let mut builder = SslConnector::builder(SslMethod::tls_client()).expect("connector");
-    builder.set_ca_file(server.cert()).expect("ca");
-    let tcp = TcpStream::connect(server.addr).expect("connect");
-    tcp.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    builder
-        .build()
-        .connect("localhost", tcp)
-        .expect("TLS handshake")
-}
-
 fn login(stream: &mut SslStream<TcpStream>, server: &Server) {
     stream
         .write_all(format!("AUTH {}\r\n", server.password).as_bytes())
@@ -195,7 +183,7 @@ fn tls_ca_requires_a_client_certificate_signed_by_it(provider: &str) {
 
 fn quit_is_answered_then_close_notify(provider: &str) {
     let server = Server::start(&["--tls-provider", provider, "--smp", "1"]);
-    let mut stream = tls_client(&server);
+    let mut stream = common::tls_stream(&server);
     login(&mut stream, &server);
     stream.write_all(b"QUIT\r\n").expect("write");
     let mut reply = Vec::new();
@@ -210,12 +198,12 @@ fn quit_is_answered_then_close_notify(provider: &str) {
 
 fn a_client_that_closes_without_close_notify_is_closed_not_failed(provider: &str) {
     let server = Server::start(&["--tls-provider", provider, "--smp", "1"]);
-    let mut polite = tls_client(&server);
+    let mut polite = common::tls_stream(&server);
     login(&mut polite, &server);
     let _ = polite.shutdown();
     common::wait_for(|| closed(&server, "client_closed") == 1.0);
     // Only a FIN: what redis-cli, redis-py and most clients do.
-    let mut abrupt = tls_client(&server);
+    let mut abrupt = common::tls_stream(&server);
     login(&mut abrupt, &server);
     drop(abrupt);
     common::wait_for(|| closed(&server, "client_closed") == 2.0);

@@ -425,6 +425,22 @@ pub fn test_file(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A TLS connection to `server` trusting its generated certificate, with a 10 s read
+/// timeout, for tests that need the OpenSSL stream itself (to send close_notify or not, to
+/// see how the server ended the session).
+pub fn tls_stream(server: &Server) -> openssl::ssl::SslStream<std::net::TcpStream> {
+    let mut builder = openssl::ssl::SslConnector::builder(openssl::ssl::SslMethod::tls_client())
+        .expect("connector");
+    builder.set_ca_file(server.cert()).expect("ca");
+    let tcp = std::net::TcpStream::connect(server.addr).expect("connect");
+    tcp.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    builder
+        .build()
+        .connect("localhost", tcp)
+        .expect("TLS handshake")
+}
+
 /// The byte stream under a [`RawClient`]: TLS to shardline, plain TCP to a reference
 /// redis-server.
 pub trait Transport: std::io::Read + std::io::Write + Send {}
