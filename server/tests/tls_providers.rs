@@ -1,6 +1,7 @@
 //! What both `--tls-provider` values must do alike, on real sockets: client certificates
 //! required, accepted and refused; close_notify when the server closes; a client that closes
-//! without close_notify counted as closed, not as an error; TLS 1.1 refused; a large reply
+//! without close_notify counted as closed, not as an error; a client gone mid-handshake
+//! counted as `io`, garbage as `protocol`; TLS 1.1 refused; a large reply
 //! to a client that reads late arrives whole; shutdown drops a connection in its handshake;
 //! a bad key is refused at start.
 
@@ -210,6 +211,26 @@ fn a_client_that_closes_without_close_notify_is_closed_not_failed(provider: &str
     assert_eq!(closed(&server, "io_error"), 0.0);
 }
 
+fn a_client_gone_mid_handshake_is_io_and_garbage_is_protocol(provider: &str) {
+    let server = Server::start(&["--tls-provider", provider, "--smp", "1"]);
+    let mut tcp = TcpStream::connect(server.addr).expect("connect");
+    // Half a record header, then FIN: the client left.
+    tcp.write_all(b"\x16\x03\x01").expect("write");
+    common::wait_for(|| server.metric("shardline_tls_handshakes_started_total", &[]) == 1.0);
+    drop(tcp);
+    common::wait_for(|| failed(&server, "io") == 1.0);
+    assert_eq!(failed(&server, "protocol"), 0.0);
+    // Not TLS at all.
+    let mut tcp = TcpStream::connect(server.addr).expect("connect");
+    tcp.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    tcp.write_all(b"PING\r\n").expect("write");
+    let mut rest = Vec::new();
+    let _ = tcp.read_to_end(&mut rest);
+    common::wait_for(|| failed(&server, "protocol") == 1.0);
+    assert_eq!(failed(&server, "io"), 1.0);
+}
+
 fn tls11_is_refused(provider: &str) {
     let server = Server::start(&["--tls-provider", provider, "--smp", "1"]);
     let mut bystander = RawClient::authenticated(&server);
@@ -358,6 +379,7 @@ for_each_tls_provider!(
     tls_ca_requires_a_client_certificate_signed_by_it,
     quit_is_answered_then_close_notify,
     a_client_that_closes_without_close_notify_is_closed_not_failed,
+    a_client_gone_mid_handshake_is_io_and_garbage_is_protocol,
     tls11_is_refused,
     a_large_reply_to_a_client_that_reads_late_arrives_whole,
     shutdown_drops_a_connection_in_its_handshake,
