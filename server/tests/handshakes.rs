@@ -59,6 +59,13 @@ fn dribbled_handshake(
     (stream, started.elapsed())
 }
 
+/// One shard with `provider` and the `extra` options.
+fn start(provider: &str, extra: &[&str]) -> Server {
+    let mut args = vec!["--tls-provider", provider, "--smp", "1"];
+    args.extend_from_slice(extra);
+    Server::start(&args)
+}
+
 fn failed(server: &Server, reason: &str) -> f64 {
     server.metric(
         "shardline_tls_handshakes_failed_total",
@@ -76,14 +83,7 @@ fn logged_in(server: &Server) -> RawClient {
 }
 
 fn a_slow_handshake_that_keeps_progressing_completes(provider: &str) {
-    let server = Server::start(&[
-        "--tls-provider",
-        provider,
-        "--smp",
-        "1",
-        "--handshake-timeout-ms",
-        "2000",
-    ]);
+    let server = start(provider, &["--handshake-timeout-ms", "2000"]);
     let mut bystander = logged_in(&server);
     bystander.roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
     // The ClientHello (~250-500 bytes) goes out 24 bytes every 250 ms: each gap is far below
@@ -110,16 +110,15 @@ fn a_slow_handshake_that_keeps_progressing_completes(provider: &str) {
 }
 
 fn a_trickling_handshake_is_cut_at_the_hard_limit(provider: &str) {
-    let server = Server::start(&[
-        "--tls-provider",
+    let server = start(
         provider,
-        "--smp",
-        "1",
-        "--handshake-timeout-ms",
-        "1000",
-        "--handshake-max-ms",
-        "3000",
-    ]);
+        &[
+            "--handshake-timeout-ms",
+            "1000",
+            "--handshake-max-ms",
+            "3000",
+        ],
+    );
     let mut bystander = logged_in(&server);
     // One byte every 200 ms: progress five times per timeout, yet the ClientHello would
     // take over a minute.
@@ -214,14 +213,7 @@ fn connect_with_timeout(server: &Server, timeout: Duration) -> TcpStream {
 }
 
 fn a_client_silent_past_the_timeout_is_still_served_once_it_speaks(provider: &str) {
-    let server = Server::start(&[
-        "--tls-provider",
-        provider,
-        "--smp",
-        "1",
-        "--handshake-timeout-ms",
-        "200",
-    ]);
+    let server = start(provider, &["--handshake-timeout-ms", "200"]);
     let mut bystander = logged_in(&server);
     // Silent for 7 timeouts before its ClientHello, like the first sockets of a client
     // event loop that opens thousands at once.
@@ -233,14 +225,7 @@ fn a_client_silent_past_the_timeout_is_still_served_once_it_speaks(provider: &st
 }
 
 fn a_client_that_stops_after_its_first_byte_is_cut_at_the_timeout(provider: &str) {
-    let server = Server::start(&[
-        "--tls-provider",
-        provider,
-        "--smp",
-        "1",
-        "--handshake-timeout-ms",
-        "200",
-    ]);
+    let server = start(provider, &["--handshake-timeout-ms", "200"]);
     let mut tcp = connect_with_timeout(&server, Duration::from_secs(5));
     // The first byte of a TLS record header: the handshake has begun.
     tcp.write_all(b"\x16").expect("write");
@@ -255,18 +240,17 @@ fn a_client_that_stops_after_its_first_byte_is_cut_at_the_timeout(provider: &str
 }
 
 fn at_maxclients_the_longest_silent_connection_gives_its_place_to_a_newcomer(provider: &str) {
-    let server = Server::start(&[
-        "--tls-provider",
+    let server = start(
         provider,
-        "--smp",
-        "1",
-        "--maxclients",
-        "4",
-        // Long enough that a loaded CI machine still opens the newcomer before the silent
-        // connections have been silent that long.
-        "--handshake-timeout-ms",
-        "3000",
-    ]);
+        &[
+            "--maxclients",
+            "4",
+            // Long enough that a loaded CI machine still opens the newcomer before the silent
+            // connections have been silent that long.
+            "--handshake-timeout-ms",
+            "3000",
+        ],
+    );
     let closed =
         |reason| server.metric("shardline_connections_closed_total", &[("reason", reason)]);
     let mut bystander = logged_in(&server);
