@@ -17,6 +17,7 @@ command -v mkpasswd >/dev/null || missing+=(whois)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 [ -e /usr/include/openssl/ssl.h ] || missing+=(libssl-dev)
+command -v cc >/dev/null || missing+=(gcc) # aws-lc-sys (rustls's crypto, C) via the cc crate; no cmake
 command -v c++ >/dev/null || missing+=(g++) # libFuzzer, for fuzz/run.sh
 command -v tclsh >/dev/null || missing+=(tcl) # Redis's test suite, for compat/run-units.sh
 if [ ${#missing[@]} -gt 0 ]; then

@@ -22,7 +22,7 @@ use crate::cpus::{allowed_cpus, helper_cpus, pin_current_thread, shard_cpus};
 use crate::fd_limit::{adjust_open_files_limit, reserved_fds, show_limit, FdBudget};
 use crate::listener::bind_reuseport;
 use crate::server::{run_shards, Shared};
-use crate::tls::{ensure_dev_certificate, TicketKeys, TlsFiles};
+use crate::tls::{ensure_dev_certificate, ServerTls, TlsFiles};
 
 /// Runs the server with `config` until SIGINT/SIGTERM. Errors are one-line explanations for
 /// the operator (bad flag values, unreadable files, ports in use, locked-memory limit).
@@ -42,9 +42,7 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         ));
     }
 
-    let tls_tickets = TicketKeys::generate(config.tls_ticket_key_rotation)
-        .map_err(|err| format!("cannot generate session-ticket keys: {err}"))?;
-    let tls = prepare_tls(&config, &tls_tickets)?;
+    let tls = prepare_tls(&config)?;
     let users_path = config.users_path();
     prepare_users(&config, &users_path)?;
     let limits = users_limits(&config);
@@ -108,12 +106,14 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         cpus,
         helpers,
         bound,
-        if tls.is_some() { "TLS" } else { "plain TCP" },
+        tls.as_ref()
+            .map(|t| format!("TLS by {}", t.provider()))
+            .unwrap_or_else(|| "plain TCP".into()),
         metrics_server.local_addr(),
         config.hash_mode,
         config.task_quota_ms,
         tls.as_ref()
-            .map(|t| t.cert.display().to_string())
+            .map(|t| t.files.cert.display().to_string())
             .unwrap_or_else(|| "none (--tls off)".into()),
         users_path.display(),
     );
@@ -132,18 +132,15 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         bound,
         clients: ClientSlots::new(fd_budget.max_clients),
         spare_fds,
-        tls_tickets,
         startup_error: Default::default(),
         reshard: crate::server::Reshard {
             from: reshard_from,
             ..Default::default()
         },
     });
-    if shared.tls.is_some() {
+    if let Some(tls) = &shared.tls {
         let rotations = shared.metrics.tls_ticket_key_rotations();
-        shared
-            .tls_tickets
-            .spawn_rotation(move || rotations.inc())
+        tls.spawn_rotation(move || rotations.inc())
             .map_err(|err| format!("cannot start the ticket-key rotation thread: {err}"))?;
     }
     let signals = spawn_signal_thread(shared.clone(), users_path, limits)?;
@@ -205,10 +202,7 @@ fn ensure_data_dir(config: &ServerConfig) -> Result<(), String> {
         })
 }
 
-fn prepare_tls(
-    config: &ServerConfig,
-    tickets: &Arc<TicketKeys>,
-) -> Result<Option<TlsFiles>, String> {
+fn prepare_tls(config: &ServerConfig) -> Result<Option<ServerTls>, String> {
     if config.tls == TlsSwitch::Off {
         warn!("--tls off: connections are NOT encrypted; use only to measure TLS overhead");
         return Ok(None);
@@ -249,8 +243,9 @@ fn prepare_tls(
                 .map_err(|err| format!("cannot read {flag} {}: {err}", path.display()))?;
         }
     }
-    crate::tls::build_acceptor(&files, tickets).map_err(|err| err.to_string())?;
-    Ok(Some(files))
+    ServerTls::new(config.tls_provider, files, config.tls_ticket_key_rotation)
+        .map(Some)
+        .map_err(|err| err.to_string())
 }
 
 fn prepare_users(config: &ServerConfig, path: &std::path::Path) -> Result<(), String> {

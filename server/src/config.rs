@@ -81,6 +81,26 @@ pub enum TlsSwitch {
     Off,
 }
 
+/// Which TLS library serves client connections (`--tls-provider`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TlsProvider {
+    /// The system's OpenSSL 3 (or the bundled 3.5 with the `vendored-openssl` feature), through
+    /// the `openssl` crate and async-openssl; one `SSL_CTX` per shard.
+    Openssl,
+    /// rustls 0.23 with its default aws-lc-rs crypto provider, through futures-rustls; one
+    /// `ServerConfig` shared by every shard.
+    Rustls,
+}
+
+impl std::fmt::Display for TlsProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TlsProvider::Openssl => "openssl",
+            TlsProvider::Rustls => "rustls",
+        })
+    }
+}
+
 /// Options of the running server.
 #[derive(Debug, Clone, Args)]
 pub struct ServerConfig {
@@ -111,6 +131,11 @@ pub struct ServerConfig {
     /// `off` serves plain TCP: only for measuring TLS overhead in benchmarks.
     #[arg(long, env = "SHARDLINE_TLS", value_enum, default_value_t = TlsSwitch::On)]
     pub tls: TlsSwitch,
+    /// TLS library: `openssl` (the system's OpenSSL 3) or `rustls` (rustls with aws-lc-rs).
+    /// Same certificate, key and client-CA files, same TLS 1.2/1.3 policy, session tickets
+    /// shared by all shards with either.
+    #[arg(long, env = "SHARDLINE_TLS_PROVIDER", value_enum, default_value_t = TlsProvider::Openssl)]
+    pub tls_provider: TlsProvider,
     /// Longest a TLS handshake may go without progress (a byte read from or written to the
     /// client), in milliseconds, before the connection is closed; waits for a login slot do
     /// not count. The handshake starts with the client's first byte: a connection that has

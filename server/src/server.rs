@@ -28,7 +28,7 @@ use crate::runtime::RuntimeConfig;
 use crate::shard::{InfoCounters, Shard, TaskQueues, EXPIRE_SWEEP_PERIOD};
 use crate::shutdown::Shutdown;
 use crate::slowlog::Slowlog;
-use crate::tls::{build_acceptor, TicketKeys, TlsFiles};
+use crate::tls::ServerTls;
 
 /// Process-wide state shared by all shards (read-mostly; shards keep their hot state local).
 pub struct Shared {
@@ -42,8 +42,8 @@ pub struct Shared {
     pub offload: Option<OffloadPool>,
     /// Set by SIGINT/SIGTERM.
     pub shutdown: Shutdown,
-    /// PEM files of the TLS acceptor; `None` with `--tls off`.
-    pub tls: Option<TlsFiles>,
+    /// The TLS provider's process-wide setup (files, ticket keys); `None` with `--tls off`.
+    pub tls: Option<ServerTls>,
     /// Source of CLIENT ID values (unique across shards).
     pub next_client_id: AtomicU64,
     /// When the server started (INFO uptime).
@@ -56,8 +56,6 @@ pub struct Shared {
     pub clients: ClientSlots,
     /// Descriptors held in reserve to refuse connections when descriptors run out.
     pub spare_fds: SpareDescriptors,
-    /// Session-ticket keys installed in every shard's TLS acceptor (rotated by a thread).
-    pub tls_tickets: Arc<TicketKeys>,
     /// The first error that stopped a shard while starting (a corrupt log): the process
     /// exits with it.
     pub startup_error: std::sync::Mutex<Option<String>>,
@@ -220,9 +218,9 @@ async fn shard_main(
         warn!("shard {index} got mesh peer id {id}; using the peer id as shard id");
     }
     let config = &shared.config;
-    let acceptor = match &shared.tls {
-        Some(files) => match build_acceptor(files, &shared.tls_tickets) {
-            Ok(acceptor) => Some(acceptor),
+    let tls = match &shared.tls {
+        Some(setup) => match setup.shard_tls() {
+            Ok(tls) => Some(tls),
             Err(err) => {
                 error!("shard {id}: {err}");
                 shared.shutdown.request();
@@ -321,7 +319,7 @@ async fn shard_main(
         shared: shared.clone(),
         dbs: RefCell::new(dbs),
         peers: Peers::new(senders, reply_senders, config.cross_shard_queue),
-        acceptor,
+        tls,
         verifier,
         login_gate,
         metrics,

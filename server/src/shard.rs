@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use glommio::{Latency, Shares, Task, TaskQueueHandle};
-use openssl::ssl::SslAcceptor;
 use shardline_auth::{LoginGate, LoginPermit, LoginShed, LoginStage, Verifier};
 use shardline_metrics::ShardMetrics;
 
@@ -97,8 +96,8 @@ pub struct Shard {
     pub dbs: RefCell<Vec<Db>>,
     /// Senders to every other shard.
     pub peers: Peers,
-    /// This shard's TLS acceptor; `None` with `--tls off`.
-    pub acceptor: Option<SslAcceptor>,
+    /// This shard's TLS acceptor (`--tls-provider`); `None` with `--tls off`.
+    pub tls: Option<crate::tls::ShardTls>,
     /// Password verification with the configured `--hash-mode`.
     pub verifier: Verifier,
     /// At most `--max-concurrent-logins` connections in handshake or hashing at once.

@@ -59,6 +59,13 @@ fn dribbled_handshake(
     (stream, started.elapsed())
 }
 
+/// One shard with `provider` and the `extra` options.
+fn start(provider: &str, extra: &[&str]) -> Server {
+    let mut args = vec!["--tls-provider", provider, "--smp", "1"];
+    args.extend_from_slice(extra);
+    Server::start(&args)
+}
+
 fn failed(server: &Server, reason: &str) -> f64 {
     server.metric(
         "shardline_tls_handshakes_failed_total",
@@ -75,9 +82,8 @@ fn logged_in(server: &Server) -> RawClient {
     client
 }
 
-#[test]
-fn a_slow_handshake_that_keeps_progressing_completes() {
-    let server = Server::start(&["--smp", "1", "--handshake-timeout-ms", "2000"]);
+fn a_slow_handshake_that_keeps_progressing_completes(provider: &str) {
+    let server = start(provider, &["--handshake-timeout-ms", "2000"]);
     let mut bystander = logged_in(&server);
     bystander.roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
     // The ClientHello (~250-500 bytes) goes out 24 bytes every 250 ms: each gap is far below
@@ -103,16 +109,16 @@ fn a_slow_handshake_that_keeps_progressing_completes() {
     assert_eq!(failed(&server, "max_duration"), 0.0);
 }
 
-#[test]
-fn a_trickling_handshake_is_cut_at_the_hard_limit() {
-    let server = Server::start(&[
-        "--smp",
-        "1",
-        "--handshake-timeout-ms",
-        "1000",
-        "--handshake-max-ms",
-        "3000",
-    ]);
+fn a_trickling_handshake_is_cut_at_the_hard_limit(provider: &str) {
+    let server = start(
+        provider,
+        &[
+            "--handshake-timeout-ms",
+            "1000",
+            "--handshake-max-ms",
+            "3000",
+        ],
+    );
     let mut bystander = logged_in(&server);
     // One byte every 200 ms: progress five times per timeout, yet the ClientHello would
     // take over a minute.
@@ -206,9 +212,8 @@ fn connect_with_timeout(server: &Server, timeout: Duration) -> TcpStream {
     tcp
 }
 
-#[test]
-fn a_client_silent_past_the_timeout_is_still_served_once_it_speaks() {
-    let server = Server::start(&["--smp", "1", "--handshake-timeout-ms", "200"]);
+fn a_client_silent_past_the_timeout_is_still_served_once_it_speaks(provider: &str) {
+    let server = start(provider, &["--handshake-timeout-ms", "200"]);
     let mut bystander = logged_in(&server);
     // Silent for 7 timeouts before its ClientHello, like the first sockets of a client
     // event loop that opens thousands at once.
@@ -219,9 +224,8 @@ fn a_client_silent_past_the_timeout_is_still_served_once_it_speaks() {
     assert_eq!(failed(&server, "timeout"), 0.0);
 }
 
-#[test]
-fn a_client_that_stops_after_its_first_byte_is_cut_at_the_timeout() {
-    let server = Server::start(&["--smp", "1", "--handshake-timeout-ms", "200"]);
+fn a_client_that_stops_after_its_first_byte_is_cut_at_the_timeout(provider: &str) {
+    let server = start(provider, &["--handshake-timeout-ms", "200"]);
     let mut tcp = connect_with_timeout(&server, Duration::from_secs(5));
     // The first byte of a TLS record header: the handshake has begun.
     tcp.write_all(b"\x16").expect("write");
@@ -235,18 +239,18 @@ fn a_client_that_stops_after_its_first_byte_is_cut_at_the_timeout() {
     assert_eq!(failed(&server, "timeout"), 1.0);
 }
 
-#[test]
-fn at_maxclients_the_longest_silent_connection_gives_its_place_to_a_newcomer() {
-    let server = Server::start(&[
-        "--smp",
-        "1",
-        "--maxclients",
-        "4",
-        // Long enough that a loaded CI machine still opens the newcomer before the silent
-        // connections have been silent that long.
-        "--handshake-timeout-ms",
-        "3000",
-    ]);
+fn at_maxclients_the_longest_silent_connection_gives_its_place_to_a_newcomer(provider: &str) {
+    let server = start(
+        provider,
+        &[
+            "--maxclients",
+            "4",
+            // Long enough that a loaded CI machine still opens the newcomer before the silent
+            // connections have been silent that long.
+            "--handshake-timeout-ms",
+            "3000",
+        ],
+    );
     let closed =
         |reason| server.metric("shardline_connections_closed_total", &[("reason", reason)]);
     let mut bystander = logged_in(&server);
@@ -289,3 +293,11 @@ fn at_maxclients_the_longest_silent_connection_gives_its_place_to_a_newcomer() {
     assert_eq!(closed("silent_evicted"), 2.0);
     bystander.roundtrip(&[b"PING"], b"+PONG\r\n");
 }
+
+for_each_tls_provider!(
+    a_slow_handshake_that_keeps_progressing_completes,
+    a_trickling_handshake_is_cut_at_the_hard_limit,
+    a_client_silent_past_the_timeout_is_still_served_once_it_speaks,
+    a_client_that_stops_after_its_first_byte_is_cut_at_the_timeout,
+    at_maxclients_the_longest_silent_connection_gives_its_place_to_a_newcomer,
+);

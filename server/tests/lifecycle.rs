@@ -173,9 +173,14 @@ fn tls_off_serves_plain_tcp_and_warns() {
         .any(|l| l.contains("--tls off: connections are NOT encrypted")));
 }
 
-#[test]
-fn sigterm_finishes_the_in_flight_reply_and_exits_zero() {
-    let mut server = Server::start(&["--smp", "2", "--enable-debug-command"]);
+fn sigterm_finishes_the_in_flight_reply_and_exits_zero(provider: &str) {
+    let mut server = Server::start(&[
+        "--tls-provider",
+        provider,
+        "--smp",
+        "2",
+        "--enable-debug-command",
+    ]);
     let mut client = RawClient::connect(&server);
     let auth = format!("AUTH {}\r\n", server.password);
     client.send_raw(auth.as_bytes());
@@ -239,95 +244,6 @@ fn shutdown_command_stops_the_server_like_sigterm_and_keeps_the_writes() {
     client.roundtrip(&[b"GET", b"kept"], b"$14\r\nafter shutdown\r\n");
 }
 
-/// Makes a CA and a client certificate signed by it (PEM files in `dir`), with the openssl
-/// crate: returns (ca.pem, client.pem, client-key.pem).
-fn client_ca(
-    dir: &std::path::Path,
-) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
-    use openssl::asn1::Asn1Time;
-    use openssl::bn::BigNum;
-    use openssl::ec::{EcGroup, EcKey};
-    use openssl::hash::MessageDigest;
-    use openssl::nid::Nid;
-    use openssl::pkey::PKey;
-    use openssl::x509::extension::BasicConstraints;
-    use openssl::x509::{X509NameBuilder, X509};
-
-    let key = || {
-        let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).expect("group");
-        PKey::from_ec_key(EcKey::generate(&group).expect("key")).expect("pkey")
-    };
-    let name = |cn: &str| {
-        let mut b = X509NameBuilder::new().expect("name");
-        b.append_entry_by_nid(Nid::COMMONNAME, cn).expect("cn");
-        b.build()
-    };
-    let cert = |subject: &str,
-                key: &PKey<openssl::pkey::Private>,
-                issuer: &str,
-                signer: &PKey<openssl::pkey::Private>,
-                ca: bool| {
-        let mut b = X509::builder().expect("builder");
-        b.set_version(2).expect("version");
-        let serial = BigNum::from_u32(if ca { 1 } else { 2 })
-            .expect("serial")
-            .to_asn1_integer()
-            .expect("serial");
-        b.set_serial_number(&serial).expect("serial");
-        b.set_subject_name(&name(subject)).expect("subject");
-        b.set_issuer_name(&name(issuer)).expect("issuer");
-        b.set_pubkey(key).expect("pubkey");
-        let from = Asn1Time::days_from_now(0).expect("time");
-        let to = Asn1Time::days_from_now(2).expect("time");
-        b.set_not_before(&from).expect("nb");
-        b.set_not_after(&to).expect("na");
-        if ca {
-            b.append_extension(BasicConstraints::new().critical().ca().build().expect("bc"))
-                .expect("ext");
-        }
-        b.sign(signer, MessageDigest::sha256()).expect("sign");
-        b.build()
-    };
-    let ca_key = key();
-    let ca = cert("test CA", &ca_key, "test CA", &ca_key, true);
-    let client_key = key();
-    let client = cert("test client", &client_key, "test CA", &ca_key, false);
-    let paths = (
-        dir.join("ca.pem"),
-        dir.join("client.pem"),
-        dir.join("client-key.pem"),
-    );
-    std::fs::write(&paths.0, ca.to_pem().expect("pem")).expect("write");
-    std::fs::write(&paths.1, client.to_pem().expect("pem")).expect("write");
-    std::fs::write(
-        &paths.2,
-        client_key.private_key_to_pem_pkcs8().expect("pem"),
-    )
-    .expect("write");
-    paths
-}
-
-#[test]
-fn tls_ca_requires_a_client_certificate_signed_by_it() {
-    let certs = tempfile::tempdir().expect("tempdir");
-    let (ca, client_cert, client_key) = client_ca(certs.path());
-    let ca_arg = ca.to_string_lossy().into_owned();
-    let server = Server::start(&["--smp", "1", "--tls-ca", &ca_arg]);
-    let cli = |extra: &[&std::path::Path]| {
-        let mut command = Command::new("redis-cli");
-        command.args(["--tls", "--cacert"]).arg(server.cert());
-        if let [cert, key] = extra {
-            command.arg("--cert").arg(cert).arg("--key").arg(key);
-        }
-        ping_as_default(&server, command)
-    };
-    let with_cert = cli(&[&client_cert, &client_key]);
-    assert_eq!(String::from_utf8_lossy(&with_cert.stdout).trim(), "PONG");
-    let without = cli(&[]);
-    assert_ne!(String::from_utf8_lossy(&without.stdout).trim(), "PONG");
-    assert!(server.metric("shardline_tls_handshakes_failed_total", &[]) >= 1.0);
-}
-
 #[test]
 fn a_port_already_in_use_is_an_error_despite_so_reuseport() {
     let server = Server::start(&["--smp", "1"]);
@@ -354,3 +270,5 @@ fn a_port_already_in_use_is_an_error_despite_so_reuseport() {
     );
     assert!(stderr.contains("Address already in use"), "{stderr}");
 }
+
+for_each_tls_provider!(sigterm_finishes_the_in_flight_reply_and_exits_zero,);

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{RawClient, Server};
-use openssl::ssl::{SslConnector, SslMethod, SslStream};
+use openssl::ssl::{SslConnector, SslMethod};
 
 const WRONGPASS: &[u8] = b"-WRONGPASS invalid username-password pair or user is disabled.\r\n";
 
@@ -34,25 +34,11 @@ fn auth_request(user: &str, password: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-/// A TLS client whose stream the test may shut down (close_notify) or just drop (FIN).
-fn tls_client(server: &Server) -> SslStream<TcpStream> {
-    let mut builder = SslConnector::builder(SslMethod::tls_client()).expect("connector");
-    builder.set_ca_file(server.cert()).expect("ca");
-    let tcp = TcpStream::connect(server.addr).expect("connect");
-    tcp.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    builder
-        .build()
-        .connect("localhost", tcp)
-        .expect("TLS handshake")
-}
-
 fn logins(server: &Server, result: &str) -> f64 {
     server.metric("shardline_logins_total", &[("result", result)])
 }
 
-#[test]
-fn a_queued_login_whose_client_left_is_not_hashed() {
+fn a_queued_login_whose_client_left_is_not_hashed(provider: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     let users = dir.path().join("users");
     // ~0.5 s per verification (the most --max-hash-rounds allows by default) on the one
@@ -61,6 +47,8 @@ fn a_queued_login_whose_client_left_is_not_hashed() {
     std::fs::write(&users, lines).expect("users file");
     let users_arg = users.to_string_lossy().into_owned();
     let server = Server::start(&[
+        "--tls-provider",
+        provider,
         "--smp",
         "1",
         "--users",
@@ -74,8 +62,8 @@ fn a_queued_login_whose_client_left_is_not_hashed() {
     ]);
     // Every handshake first: they need the login slot too.
     let mut bystander = RawClient::connect(&server);
-    let mut holder = tls_client(&server);
-    let mut leavers: Vec<_> = (0..5).map(|_| tls_client(&server)).collect();
+    let mut holder = common::tls_stream(&server);
+    let mut leavers: Vec<_> = (0..5).map(|_| common::tls_stream(&server)).collect();
     holder
         .write_all(&auth_request("slow", "slow-pw"))
         .expect("write");
@@ -200,3 +188,5 @@ fn ten_wrong_passwords_by_default_and_zero_means_no_limit() {
     guesser.roundtrip(&[b"AUTH", unlimited.password.as_bytes()], b"+OK\r\n");
     guesser.roundtrip(&[b"PING"], b"+PONG\r\n");
 }
+
+for_each_tls_provider!(a_queued_login_whose_client_left_is_not_hashed,);

@@ -240,11 +240,12 @@ fn login_queue_sheds_connections_that_wait_too_long() {
     );
 }
 
-#[test]
-fn silent_and_half_handshakes_do_not_hold_login_slots() {
+fn silent_and_half_handshakes_do_not_hold_login_slots(provider: &str) {
     // Two slots, shed after 2 s: if waiting clients held slots, the redis-cli below would be
     // shed (or wait the 30 s handshake timeout) instead of answering.
     let server = Server::start(&[
+        "--tls-provider",
+        provider,
         "--smp",
         "1",
         "--max-concurrent-logins",
@@ -289,3 +290,5 @@ fn passwd_refuses_a_password_the_server_would_refuse() {
         .expect("users")
         .starts_with("ok:$6$rounds=1000$"));
 }
+
+for_each_tls_provider!(silent_and_half_handshakes_do_not_hold_login_slots,);

@@ -4,9 +4,8 @@ mod common;
 
 use common::Server;
 
-#[test]
-fn redis_cli_commands_return_exact_replies() {
-    let server = Server::start(&["--smp", "2"]);
+fn redis_cli_commands_return_exact_replies(provider: &str) {
+    let server = Server::start(&["--tls-provider", provider, "--smp", "2"]);
     let cli = |args: &[&str]| server.cli(args);
     assert_eq!(cli(&["PING"]), "PONG");
     assert_eq!(cli(&["PING", "hello"]), "hello");
@@ -184,9 +183,8 @@ fn authentication_is_required_and_wrong_passwords_are_refused() {
     assert_eq!(server.cli(&["GET", "k"]), "");
 }
 
-#[test]
-fn tls_is_required_and_plain_connections_fail() {
-    let server = Server::start(&["--smp", "1"]);
+fn tls_is_required_and_plain_connections_fail(provider: &str) {
+    let server = Server::start(&["--tls-provider", provider, "--smp", "1"]);
     let out = std::process::Command::new("redis-cli")
         .args(["-h", "127.0.0.1", "-p", &server.port(), "PING"])
         .output()
@@ -204,3 +202,8 @@ fn debug_is_refused_without_the_option() {
          you can enable it by restarting the server with --enable-debug-command."
     );
 }
+
+for_each_tls_provider!(
+    redis_cli_commands_return_exact_replies,
+    tls_is_required_and_plain_connections_fail,
+);

@@ -80,8 +80,8 @@ fn resumed_total(server: &Server, resumed: &str) -> f64 {
     )
 }
 
-fn reconnects_resume_on_every_shard(version: SslVersion) {
-    let server = Server::start(&["--smp", "2"]);
+fn reconnects_resume_on_every_shard(provider: &str, version: SslVersion) {
+    let server = Server::start(&["--tls-provider", provider, "--smp", "2"]);
     let connector = connector(&server, version);
     let mut bystander = RawClient::connect(&server);
     bystander.roundtrip(
@@ -115,20 +115,24 @@ fn reconnects_resume_on_every_shard(version: SslVersion) {
     assert_eq!(resumed_total(&server, "false"), full_before);
 }
 
-#[test]
-fn tls13_reconnects_resume_on_every_shard() {
-    reconnects_resume_on_every_shard(SslVersion::TLS1_3);
+fn tls13_reconnects_resume_on_every_shard(provider: &str) {
+    reconnects_resume_on_every_shard(provider, SslVersion::TLS1_3);
 }
 
-#[test]
-fn tls12_reconnects_resume_on_every_shard() {
-    reconnects_resume_on_every_shard(SslVersion::TLS1_2);
+fn tls12_reconnects_resume_on_every_shard(provider: &str) {
+    reconnects_resume_on_every_shard(provider, SslVersion::TLS1_2);
 }
 
-#[test]
-fn a_ticket_from_before_the_last_rotation_still_resumes_on_every_shard() {
+fn a_ticket_from_before_the_last_rotation_still_resumes_on_every_shard(provider: &str) {
     // 5 s periods: the reconnects below take well under one period even on a loaded machine.
-    let server = Server::start(&["--smp", "2", "--tls-ticket-key-rotation", "5s"]);
+    let server = Server::start(&[
+        "--tls-provider",
+        provider,
+        "--smp",
+        "2",
+        "--tls-ticket-key-rotation",
+        "5s",
+    ]);
     let rotations = || server.metric("shardline_tls_ticket_key_rotations_total", &[]);
     let mut sessions = Vec::new();
     for version in [SslVersion::TLS1_2, SslVersion::TLS1_3] {
@@ -166,3 +170,9 @@ fn a_ticket_from_before_the_last_rotation_still_resumes_on_every_shard() {
         "a second rotation came too soon"
     );
 }
+
+for_each_tls_provider!(
+    tls13_reconnects_resume_on_every_shard,
+    tls12_reconnects_resume_on_every_shard,
+    a_ticket_from_before_the_last_rotation_still_resumes_on_every_shard,
+);

@@ -144,7 +144,7 @@ impl Refusals {
     /// Refuses the accepted connection `fd` (the caller closes it): the Redis error with
     /// `--tls off`, and the counters.
     fn refuse(&self, fd: BorrowedFd<'_>, reason: &'static str) {
-        if self.shard.acceptor.is_none() {
+        if self.shard.tls.is_none() {
             // A fresh socket's send buffer is empty: this either fits at once or is dropped.
             let _ = SockRef::from(&fd)
                 .send_with_flags(MAX_CLIENTS_ERROR, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL);

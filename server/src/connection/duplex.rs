@@ -9,8 +9,12 @@
 //! non-blocking `SSL_write` that wants to write may be retried later while `SSL_read` is
 //! called in between, and async-openssl's acceptor runs with `SSL_MODE_ENABLE_PARTIAL_WRITE`
 //! and `SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER`, so the retry may pass a longer (grown) buffer.
+//! futures-rustls differs in one way: a write it accepts may wait, encrypted, in rustls's
+//! buffer when the socket is full, and only a flush sends it later. So reply bytes count as
+//! written only once a flush completed, and every wait flushes again.
 
 use std::future::poll_fn;
+use std::io::ErrorKind;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -44,14 +48,20 @@ where
 {
     poll_fn(|cx| {
         let had_output = !out.is_empty();
-        if poll_write_out(stream, cx, out, sent).is_err() {
+        let Ok(flushed) = poll_write_out(stream, cx, out, sent) else {
             return Poll::Ready(StreamEvent::Failed);
-        }
+        };
         match Pin::new(&mut *stream).poll_read(cx, chunk) {
             Poll::Ready(Ok(0)) => Poll::Ready(StreamEvent::Eof),
             Poll::Ready(Ok(n)) => Poll::Ready(StreamEvent::Read(n)),
+            // A TLS client that closed its socket without close_notify: rustls reports it as
+            // an error, the `openssl` crate as the end of the stream. RESP frames its own
+            // requests, so a truncation cannot pass for a complete one: both are an EOF.
+            Poll::Ready(Err(err)) if err.kind() == ErrorKind::UnexpectedEof => {
+                Poll::Ready(StreamEvent::Eof)
+            }
             Poll::Ready(Err(_)) => Poll::Ready(StreamEvent::Failed),
-            Poll::Pending if had_output && out.is_empty() => Poll::Ready(StreamEvent::Flushed),
+            Poll::Pending if had_output && flushed => Poll::Ready(StreamEvent::Flushed),
             Poll::Pending => Poll::Pending,
         }
     })
@@ -65,7 +75,7 @@ pub async fn write_ready<S>(stream: &mut S, out: &mut BytesMut, sent: &mut usize
 where
     S: AsyncWrite + Unpin,
 {
-    poll_fn(|cx| Poll::Ready(poll_write_out(stream, cx, out, sent))).await
+    poll_fn(|cx| Poll::Ready(poll_write_out(stream, cx, out, sent).map(drop))).await
 }
 
 /// Writes all of `out`, waiting as long as the client keeps reading.
@@ -77,26 +87,26 @@ where
 {
     poll_fn(|cx| match poll_write_out(stream, cx, out, sent) {
         Err(()) => Poll::Ready(Err(())),
-        Ok(()) if out.is_empty() => Poll::Ready(Ok(())),
-        Ok(()) => Poll::Pending,
+        Ok(true) => Poll::Ready(Ok(())),
+        Ok(false) => Poll::Pending,
     })
     .await
 }
 
-/// Writes from the front of `out` until it is empty (then flushes) or the stream would block
-/// (then the task is woken when it can write again).
+/// Writes from the front of `out` until it is empty, then flushes the stream (a TLS library
+/// may hold encrypted bytes back: futures-rustls does when the socket is full). Returns
+/// whether everything is on the socket; if not, the task is woken when it can write again.
+///
+/// Errors: the stream's write or flush error.
 fn poll_write_out<S>(
     stream: &mut S,
     cx: &mut Context<'_>,
     out: &mut BytesMut,
     sent: &mut usize,
-) -> Result<(), ()>
+) -> Result<bool, ()>
 where
     S: AsyncWrite + Unpin,
 {
-    if out.is_empty() {
-        return Ok(());
-    }
     while !out.is_empty() {
         match Pin::new(&mut *stream).poll_write(cx, out) {
             Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => return Err(()),
@@ -104,11 +114,12 @@ where
                 out.advance(n);
                 *sent += n;
             }
-            Poll::Pending => return Ok(()),
+            Poll::Pending => return Ok(false),
         }
     }
     match Pin::new(&mut *stream).poll_flush(cx) {
         Poll::Ready(Err(_)) => Err(()),
-        Poll::Ready(Ok(())) | Poll::Pending => Ok(()),
+        Poll::Ready(Ok(())) => Ok(true),
+        Poll::Pending => Ok(false),
     }
 }

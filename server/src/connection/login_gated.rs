@@ -6,7 +6,7 @@
 //! that connect and send nothing, or half a ClientHello, would keep every other client from
 //! logging in until `--handshake-timeout-ms`. So the first read that has data (the
 //! ClientHello, whose answer costs the key exchange and the signature) waits for a slot (FIFO,
-//! shed after `--login-queue-timeout-ms`) before OpenSSL sees it, and the slot is given back as
+//! shed after `--login-queue-timeout-ms`) before the TLS library sees it, and the slot is given back as
 //! soon as a read would block: the server's flight is out and the client is the one to act.
 //!
 //! A client that closed its connection while its ClientHello waited for the slot is not

@@ -4,7 +4,8 @@
 //! [`silent`]) → TLS handshake (`--handshake-timeout-ms` without progress,
 //! `--handshake-max-ms` in all; a login slot of
 //! `--max-concurrent-logins` held while it has the client's bytes to process) → read, parse,
-//! dispatch, reply until QUIT, EOF, a protocol error or shutdown → close_notify.
+//! dispatch, reply until QUIT, EOF, a protocol error or shutdown → close_notify. The TLS
+//! library is `--tls-provider`'s (OpenSSL or rustls); everything else is the same for both.
 
 mod commands;
 mod dispatch;
@@ -30,7 +31,7 @@ use crate::accept::ClientSlot;
 use crate::resp::RequestLimits;
 use crate::shard::Shard;
 pub use dispatch::Flow;
-use handshake::handshake;
+use handshake::{handshake, Established};
 pub use output_limit::{parse_memory, OutputBufferLimit, OutputBufferLimitError};
 pub use session::Session;
 pub use silent::SilentConnections;
@@ -110,17 +111,17 @@ pub async fn serve(shard: Rc<Shard>, tcp: TcpStream, slot: ClientSlot) {
     let mut session = Session::new(id, shard.id, tcp.peer_addr().ok(), tcp.local_addr().ok());
     session.socket_fd = Some(std::os::fd::AsRawFd::as_raw_fd(&tcp));
 
-    let reason = match &shard.acceptor {
+    let reason = match &shard.tls {
         None => {
             let _slot = slot;
             request_loop::run(&shard, tcp, session).await
         }
         // A connection still waiting for a login slot or in its handshake has nothing in
         // flight: shutdown drops it at once.
-        Some(acceptor) => match futures_lite::future::or(
+        Some(tls) => match futures_lite::future::or(
             async {
                 let slot = shard.silent.first_byte(&tcp, slot).await?;
-                Ok((handshake(&shard, acceptor, tcp).await?, slot))
+                Ok((handshake(&shard, tls, tcp).await?, slot))
             },
             async {
                 shard.shared.shutdown.wait().await;
@@ -129,7 +130,10 @@ pub async fn serve(shard: Rc<Shard>, tcp: TcpStream, slot: ClientSlot) {
         )
         .await
         {
-            Ok((tls, _slot)) => request_loop::run(&shard, tls, session).await,
+            Ok((established, _slot)) => match established {
+                Established::Openssl(stream) => request_loop::run(&shard, stream, session).await,
+                Established::Rustls(stream) => request_loop::run(&shard, stream, session).await,
+            },
             Err(reason) => reason,
         },
     };

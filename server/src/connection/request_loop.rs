@@ -83,7 +83,8 @@ where
     shard
         .metrics
         .client_output_buffer_changed(-(output_reported as i64));
-    // Orderly close: TLS close_notify (async-openssl's poll_close), then the TCP close.
+    // Orderly close: TLS close_notify (async-openssl's or futures-rustls's poll_close), then
+    // the TCP close.
     if !matches!(
         reason,
         CloseReason::IoError | CloseReason::OutputBufferLimit

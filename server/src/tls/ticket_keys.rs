@@ -6,7 +6,7 @@
 //! it, and the kernel's SO_REUSEPORT spreading sends most reconnects elsewhere. So the process
 //! makes one [`TicketKeys`] ring, every shard's context encrypts with its current key and
 //! decrypts with the current or the previous one (see [`super::ticket_callback`]), and a
-//! thread rotates it every `--tls-ticket-key-rotation` (Seastar's fix for ScyllaDB, which had
+//! thread ([`super::ServerTls::spawn_rotation`]) rotates it every `--tls-ticket-key-rotation` (Seastar's fix for ScyllaDB, which had
 //! the same bug). A ticket therefore stays valid between one and two rotation periods.
 
 use std::sync::Arc;
@@ -122,30 +122,6 @@ impl TicketKeys {
             previous: Some(old.current.clone()),
         });
         Ok(())
-    }
-
-    /// Starts the thread (`tls-tickets`) that calls [`TicketKeys::rotate`] every rotation
-    /// period and then `on_rotate`; it runs until the process exits. A failed rotation (the
-    /// RNG) is logged and the current key stays until the next period.
-    ///
-    /// Errors: the thread could not be spawned.
-    pub fn spawn_rotation(
-        self: &Arc<Self>,
-        on_rotate: impl Fn() + Send + 'static,
-    ) -> std::io::Result<()> {
-        let keys = Arc::clone(self);
-        std::thread::Builder::new()
-            .name("tls-tickets".into())
-            .spawn(move || loop {
-                std::thread::sleep(keys.rotation);
-                match keys.rotate() {
-                    Ok(()) => on_rotate(),
-                    Err(err) => tracing::warn!(
-                        "session-ticket key rotation failed, keeping the current key: {err}"
-                    ),
-                }
-            })
-            .map(drop)
     }
 
     /// Calls `f` with the key to encrypt a new ticket with.

@@ -13,6 +13,25 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Makes each named test body `fn name(provider: &str)` a module `name` with two tests,
+/// `name::openssl` and `name::rustls`, that run it with that `--tls-provider` value.
+#[macro_export]
+macro_rules! for_each_tls_provider {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn openssl() {
+                super::$name("openssl")
+            }
+
+            #[test]
+            fn rustls() {
+                super::$name("rustls")
+            }
+        }
+    )*};
+}
+
 /// How long a server may take to print its start-up line.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -404,6 +423,22 @@ pub fn test_file(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
         .join(name)
+}
+
+/// A TLS connection to `server` trusting its generated certificate, with a 10 s read
+/// timeout, for tests that need the OpenSSL stream itself (to send close_notify or not, to
+/// see how the server ended the session).
+pub fn tls_stream(server: &Server) -> openssl::ssl::SslStream<std::net::TcpStream> {
+    let mut builder = openssl::ssl::SslConnector::builder(openssl::ssl::SslMethod::tls_client())
+        .expect("connector");
+    builder.set_ca_file(server.cert()).expect("ca");
+    let tcp = std::net::TcpStream::connect(server.addr).expect("connect");
+    tcp.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    builder
+        .build()
+        .connect("localhost", tcp)
+        .expect("TLS handshake")
 }
 
 /// The byte stream under a [`RawClient`]: TLS to shardline, plain TCP to a reference
