@@ -22,13 +22,8 @@ metrics_port=19190
 cargo build --release --locked -q -p shardline -p shardline-benches
 bin=$PWD/target/release
 
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=benches/scratch.sh
+source benches/scratch.sh
 
 printf 'storm-password\n' | "$bin/shardline" passwd --users "$work/users" bench >/dev/null
 

@@ -29,13 +29,8 @@ if [ -z "${SHARDLINE_BIN:-}" ]; then
   SHARDLINE_BIN=$PWD/target/release/shardline
 fi
 
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=benches/scratch.sh
+source benches/scratch.sh
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
   -keyout "$work/key.pem" -out "$work/cert.pem" -subj /CN=localhost \
