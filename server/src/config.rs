@@ -131,10 +131,11 @@ pub struct ServerConfig {
     /// `off` serves plain TCP: only for measuring TLS overhead in benchmarks.
     #[arg(long, env = "SHARDLINE_TLS", value_enum, default_value_t = TlsSwitch::On)]
     pub tls: TlsSwitch,
-    /// TLS library: `openssl` (the system's OpenSSL 3) or `rustls` (rustls with aws-lc-rs).
-    /// Same certificate, key and client-CA files, same TLS 1.2/1.3 policy, session tickets
+    /// TLS library: `rustls` (rustls with aws-lc-rs; the default: it costs the least CPU per
+    /// handshake and per request, see benches/README.md) or `openssl` (the system's OpenSSL
+    /// 3). Same certificate, key and client-CA files, same TLS 1.2/1.3 policy, session tickets
     /// shared by all shards with either.
-    #[arg(long, env = "SHARDLINE_TLS_PROVIDER", value_enum, default_value_t = TlsProvider::Openssl)]
+    #[arg(long, env = "SHARDLINE_TLS_PROVIDER", value_enum, default_value_t = TlsProvider::Rustls)]
     pub tls_provider: TlsProvider,
     /// Longest a TLS handshake may go without progress (a byte read from or written to the
     /// client), in milliseconds, before the connection is closed; waits for a login slot do

@@ -356,17 +356,17 @@ fn a_key_that_does_not_match_the_certificate_is_refused_at_start(provider: &str)
 }
 
 #[test]
-fn the_start_line_names_the_provider_and_openssl_is_the_default() {
+fn the_start_line_names_the_provider_and_rustls_is_the_default() {
     let server = Server::start(&["--smp", "1"]);
     assert!(server
         .log_lines()
         .iter()
-        .any(|l| l.contains("(TLS by openssl)")));
-    let rustls = Server::start(&["--smp", "1", "--tls-provider", "rustls"]);
-    assert!(rustls
+        .any(|l| l.contains("(TLS by rustls)")));
+    let openssl = Server::start(&["--smp", "1", "--tls-provider", "openssl"]);
+    assert!(openssl
         .log_lines()
         .iter()
-        .any(|l| l.contains("(TLS by rustls)")));
+        .any(|l| l.contains("(TLS by openssl)")));
     let dir = tempfile::tempdir().expect("tempdir");
     let stderr = common::start_failure(dir.path(), &["--tls-provider", "boringssl"]);
     assert!(
