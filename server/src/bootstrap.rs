@@ -54,8 +54,15 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     pin_current_thread(&helpers)
         .map_err(|err| format!("cannot pin helper threads to CPU(s) {helpers:?}: {err}"))?;
 
+    // Held (open and locked) until `run` returns.
+    let _data_dir_lock = match config.appendonly {
+        AppendOnly::Yes => {
+            ensure_data_dir(&config)?;
+            Some(lock_data_dir(&config)?)
+        }
+        AppendOnly::No => None,
+    };
     let reshard_from = if config.appendonly == AppendOnly::Yes {
-        ensure_data_dir(&config)?;
         crate::aof::reshard::prepare(&config.data_dir, cpus.len())?
     } else {
         let logs = crate::aof::log_dir(&config.data_dir);
@@ -187,6 +194,46 @@ fn users_limits(config: &ServerConfig) -> UsersLimits {
     UsersLimits {
         max_hash_rounds: config.max_hash_rounds,
     }
+}
+
+/// Name of the lock file in the data directory.
+pub const LOCK_FILE: &str = "shardline.lock";
+
+/// Takes an exclusive lock (`flock(2)`) on `<data-dir>/shardline.lock`, held while the
+/// returned file is open: a second server on the same data directory would append to the same
+/// logs and one's rewrite would discard the other's acknowledged writes.
+///
+/// Errors: the lock is held by another process (naming the directory and what to do), or the
+/// file cannot be opened.
+fn lock_data_dir(config: &ServerConfig) -> Result<fs::File, String> {
+    let path = config.data_dir.join(LOCK_FILE);
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|err| format!("cannot open {}: {err}", path.display()))?;
+    // SAFETY: flock only takes the descriptor, which `file` keeps open.
+    let rc = unsafe {
+        libc::flock(
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            libc::LOCK_EX | libc::LOCK_NB,
+        )
+    };
+    if rc == 0 {
+        return Ok(file);
+    }
+    let err = std::io::Error::last_os_error();
+    if err.kind() == std::io::ErrorKind::WouldBlock {
+        return Err(format!(
+            "data dir {} is in use by another shardline process (it holds the lock on {}): two \
+             servers appending to the same logs would lose acknowledged writes. Stop that \
+             server, or give this one another --data-dir",
+            config.data_dir.display(),
+            path.display()
+        ));
+    }
+    Err(format!("cannot lock {}: {err}", path.display()))
 }
 
 fn ensure_data_dir(config: &ServerConfig) -> Result<(), String> {

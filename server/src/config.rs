@@ -341,7 +341,7 @@ pub struct ServerConfig {
     /// Requests gathered for one other shard before a sender waits. What a shard forwards
     /// to another during a poll leaves as one message; at most 2 messages wait per pair of
     /// shards, so at most 3× this many requests are on their way from one shard to another.
-    #[arg(long, env = "SHARDLINE_CROSS_SHARD_QUEUE", default_value_t = 1024)]
+    #[arg(long, env = "SHARDLINE_CROSS_SHARD_QUEUE", default_value_t = 1024, value_parser = at_least(1))]
     pub cross_shard_queue: usize,
 
     // Clients and file descriptors (issue 8).

@@ -5,8 +5,9 @@
 
 use rlimit::Resource;
 
-/// Descriptors kept for everything but clients and shards: stdio, the log, the users file on
-/// reload, the metrics listener and runtime, the signal thread (Redis's
+/// Descriptors kept for everything but clients and shards: stdio, the log, the data
+/// directory's lock, the users file on reload, the metrics listener and runtime, the signal
+/// thread (Redis's
 /// `CONFIG_MIN_RESERVED_FDS`).
 pub const RESERVED_FDS: u64 = 32;
 

@@ -450,3 +450,39 @@ fn appendonly_no_over_existing_logs_warns_and_leaves_them_for_later() {
     let server = Server::restart_in(server.kill9(), &on, &password);
     login(&server).roundtrip(&[b"GET", b"k"], b"$1\r\nv\r\n");
 }
+
+#[test]
+fn a_second_server_on_the_same_data_dir_is_refused() {
+    let server = Server::start(&args("everysec"));
+    let mut client = login(&server);
+    client.roundtrip(&[b"SET", b"first", b"1"], b"+OK\r\n");
+    let stderr = start_failure(server.dir.path(), &args("everysec"));
+    assert!(
+        stderr.contains("is in use by another shardline process")
+            && stderr.contains("shardline.lock"),
+        "{stderr}"
+    );
+    // The first server is untouched, and once it is gone the directory is free again.
+    client.roundtrip(&[b"GET", b"first"], b"$1\r\n1\r\n");
+    let password = server.password.clone();
+    let server = Server::restart_in(server.kill9(), &args("everysec"), &password);
+    login(&server).roundtrip(&[b"GET", b"first"], b"$1\r\n1\r\n");
+}
+
+#[test]
+fn a_log_of_more_databases_than_configured_asks_for_more_not_for_a_fix() {
+    let server = Server::start(&args("always"));
+    let mut client = login(&server);
+    client.roundtrip(&[b"SELECT", b"10"], b"+OK\r\n");
+    client.roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
+    let dir = server.kill9();
+    let mut fewer = args("always");
+    fewer.extend(["--databases", "4"]);
+    let stderr = start_failure(dir.path(), &fewer);
+    assert!(
+        stderr.contains("SELECT 10: no such database with --databases 4")
+            && stderr.contains("start with a larger --databases")
+            && !stderr.contains("check-aof"),
+        "{stderr}"
+    );
+}

@@ -95,6 +95,15 @@ fn config_get_answers_redis_names_and_globs() {
             "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
         )]),
     );
+    client.roundtrip(
+        &[
+            b"CONFIG",
+            b"GET",
+            b"tls-provider",
+            b"aof-max-inflight-fsyncs",
+        ],
+        &flat_map(&[("tls-provider", "rustls"), ("aof-max-inflight-fsyncs", "2")]),
+    );
     client.roundtrip(&[b"CONFIG", b"GET", b"no-such-*"], b"*0\r\n");
 }
 

@@ -385,3 +385,44 @@ for_each_tls_provider!(
     shutdown_drops_a_connection_in_its_handshake,
     a_key_that_does_not_match_the_certificate_is_refused_at_start,
 );
+
+#[test]
+fn rustls_names_an_encrypted_key_and_a_file_without_a_key() {
+    let keys = tempfile::tempdir().expect("tempdir");
+    let (_, cert, key) = client_ca(keys.path());
+    let pem = std::fs::read(&key).expect("key");
+    let plain = openssl::pkey::PKey::private_key_from_pem(&pem).expect("parse key");
+    let encrypted = plain
+        .private_key_to_pem_pkcs8_passphrase(openssl::symm::Cipher::aes_256_cbc(), b"secret")
+        .expect("encrypt key");
+    let encrypted_path = keys.path().join("encrypted.pem");
+    std::fs::write(&encrypted_path, encrypted).expect("write");
+    let cert = cert.to_string_lossy().into_owned();
+    let start = |key: &Path| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = key.to_string_lossy().into_owned();
+        common::start_failure(
+            dir.path(),
+            &[
+                "--tls-provider",
+                "rustls",
+                "--tls-cert",
+                &cert,
+                "--tls-key",
+                &key,
+            ],
+        )
+    };
+    let stderr = start(&encrypted_path);
+    assert!(
+        stderr.contains("the key is encrypted, which --tls-provider rustls does not support")
+            && stderr.contains("openssl pkey -in"),
+        "{stderr}"
+    );
+    // A certificate where the key should be.
+    let stderr = start(Path::new(&cert));
+    assert!(
+        stderr.contains("the file holds no PEM private key"),
+        "{stderr}"
+    );
+}

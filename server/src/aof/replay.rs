@@ -40,6 +40,28 @@ pub struct Fault {
     pub truncated: bool,
     /// What was wrong.
     pub message: String,
+    /// `false` when the record is sound but this start cannot apply it (a `SELECT` beyond
+    /// `--databases`): cutting the file there would only lose records.
+    pub fixable: bool,
+}
+
+/// Why a record could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyError {
+    /// What was wrong.
+    pub message: String,
+    /// As [`Fault::fixable`].
+    pub fixable: bool,
+}
+
+impl From<String> for ApplyError {
+    /// A record that is wrong in itself (e.g. an unknown command).
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            fixable: true,
+        }
+    }
 }
 
 /// The record walk shared by replay and `shardline check-aof`: fed the file's bytes in
@@ -55,7 +77,7 @@ pub struct Scanner {
 }
 
 /// The callback a [`Scanner`] applies commands with; an error is a fault at that record.
-pub type Apply<'a> = dyn FnMut(&[Vec<Bytes>]) -> Result<(), String> + 'a;
+pub type Apply<'a> = dyn FnMut(&[Vec<Bytes>]) -> Result<(), ApplyError> + 'a;
 
 impl Scanner {
     /// Consumes the complete records at the front of `buf` (which starts at file offset
@@ -68,6 +90,15 @@ impl Scanner {
                 offset,
                 truncated: false,
                 message,
+                fixable: true,
+            };
+            let apply_fault = |at: u64| {
+                move |err: ApplyError| Fault {
+                    offset: at,
+                    truncated: false,
+                    message: err.message,
+                    fixable: err.fixable,
+                }
             };
             let (args, len) = match decode(&buf[pos..]) {
                 Ok(record) => record,
@@ -83,11 +114,7 @@ impl Scanner {
                 (b"multi", false) => self.multi = Some((offset, Vec::new())),
                 (b"exec", true) => {
                     if let Some((start, queued)) = self.multi.take() {
-                        apply(&queued).map_err(|message| Fault {
-                            offset: start,
-                            truncated: false,
-                            message,
-                        })?;
+                        apply(&queued).map_err(apply_fault(start))?;
                     }
                     self.committed = base + pos as u64;
                 }
@@ -98,7 +125,7 @@ impl Scanner {
                     }
                 }
                 (_, false) => {
-                    apply(&[args]).map_err(fault)?;
+                    apply(&[args]).map_err(apply_fault(offset))?;
                     self.committed = base + pos as u64;
                 }
             }
@@ -115,6 +142,7 @@ impl Scanner {
             offset: self.committed,
             truncated: true,
             message: "the file ends inside a record or a transaction".into(),
+            fixable: true,
         })
     }
 }
@@ -131,6 +159,7 @@ pub async fn scan(file: &BufferedFile, apply: &mut Apply<'_>) -> Result<u64, Fau
             offset: at,
             truncated: false,
             message: format!("read failed: {err}"),
+            fixable: false,
         })?;
         if read.is_empty() {
             return scanner.finish(at);
@@ -149,7 +178,7 @@ pub fn check(bytes: &[u8]) -> Result<u64, Fault> {
     scanner.feed(bytes, 0, &mut |commands| {
         for args in commands {
             if lookup(&args[0]).is_none() {
-                return Err(unknown(&args[0]));
+                return Err(unknown(&args[0]).into());
             }
         }
         Ok(())
@@ -167,10 +196,14 @@ fn unknown(name: &[u8]) -> String {
 /// outside `dbs` (a log written with more `--databases`), is a fault and changes nothing; a
 /// command that replies with an error (e.g. WRONGTYPE) changed nothing when it first ran
 /// either.
-pub fn apply(dbs: &mut [Db], selected: &mut usize, commands: &[Vec<Bytes>]) -> Result<(), String> {
+pub fn apply(
+    dbs: &mut [Db],
+    selected: &mut usize,
+    commands: &[Vec<Bytes>],
+) -> Result<(), ApplyError> {
     for args in commands {
         let Some(spec) = lookup(&args[0]) else {
-            return Err(unknown(&args[0]));
+            return Err(unknown(&args[0]).into());
         };
         if spec.name == "select" {
             select_index(args, dbs.len())?;
@@ -189,18 +222,19 @@ pub fn apply(dbs: &mut [Db], selected: &mut usize, commands: &[Vec<Bytes>]) -> R
 }
 
 /// The database a logged `SELECT` names. Errors: a malformed record, or an index outside
-/// `0..databases` (the message names `--databases`).
-fn select_index(args: &[Bytes], databases: usize) -> Result<usize, String> {
+/// `0..databases` (not fixable: the message names `--databases`).
+fn select_index(args: &[Bytes], databases: usize) -> Result<usize, ApplyError> {
     let arg = args
         .get(1)
         .filter(|_| args.len() == 2)
-        .ok_or("malformed SELECT record")?;
-    db_index(arg, databases, None).map_err(|_| {
-        format!(
+        .ok_or_else(|| ApplyError::from("malformed SELECT record".to_owned()))?;
+    db_index(arg, databases, None).map_err(|_| ApplyError {
+        message: format!(
             "SELECT {}: no such database with --databases {databases} (the log was written \
              with more databases: start with a larger --databases)",
             String::from_utf8_lossy(arg)
-        )
+        ),
+        fixable: false,
     })
 }
 
@@ -248,6 +282,10 @@ pub async fn replay(
                 truncated: size - fault.offset,
             })
         }
+        Err(fault) if !fault.fixable => Err(format!(
+            "{path}:{}: {}; refusing to start",
+            fault.offset, fault.message
+        )),
         Err(fault) => Err(format!(
             "{path}:{}: {}. The log is corrupt before its end: refusing to start. To start \
              anyway, losing every record from that offset on, keep a copy and run \

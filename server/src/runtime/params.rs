@@ -533,6 +533,10 @@ static PARAMS: &[Param] = &[
     ro("cross-shard-queue", |v| {
         v.config.cross_shard_queue.to_string()
     }),
+    ro("tls-provider", |v| v.config.tls_provider.to_string()),
+    ro("aof-max-inflight-fsyncs", |v| {
+        v.config.aof_max_inflight_fsyncs.to_string()
+    }),
 ];
 
 #[cfg(test)]

@@ -48,9 +48,11 @@ pub fn build_acceptor(
     builder
         .set_private_key_file(&files.key, SslFiletype::PEM)
         .map_err(ossl(format!("loading private key {}", files.key.display())))?;
-    builder
-        .check_private_key()
-        .map_err(ossl("the private key does not match the certificate"))?;
+    builder.check_private_key().map_err(ossl(format!(
+        "the private key {} does not match the certificate {}",
+        files.key.display(),
+        files.cert.display()
+    )))?;
     if let Some(ca) = &files.client_ca {
         builder
             .set_ca_file(ca)

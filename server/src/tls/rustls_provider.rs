@@ -46,6 +46,39 @@ fn load_certificates(path: &Path, what: &str) -> Result<Vec<CertificateDer<'stat
     Ok(certs)
 }
 
+/// The private key in the PEM file at `path` (PKCS#8, PKCS#1 RSA or SEC1 EC).
+///
+/// Errors: the file cannot be read, holds no private key, or holds an encrypted one (rustls
+/// has no passphrase support; the message says how to decrypt it).
+fn load_private_key(path: &std::path::Path) -> Result<PrivateKeyDer<'static>, TlsError> {
+    let context = || format!("loading private key {}", path.display());
+    let pem = std::fs::read(path).map_err(|err| TlsError::Rustls {
+        context: context(),
+        source: err.into(),
+    })?;
+    let text = String::from_utf8_lossy(&pem);
+    if text.contains("ENCRYPTED PRIVATE KEY") || text.contains("Proc-Type: 4,ENCRYPTED") {
+        return Err(TlsError::Rustls {
+            context: context(),
+            source: format!(
+                "the key is encrypted, which --tls-provider rustls does not support: decrypt it \
+                 (`openssl pkey -in {0} -out {0}.plain`) and point --tls-key at the result",
+                path.display()
+            )
+            .into(),
+        });
+    }
+    PrivateKeyDer::from_pem_slice(&pem).map_err(|err| TlsError::Rustls {
+        context: context(),
+        source: match err {
+            rustls::pki_types::pem::Error::NoItemsFound => {
+                "the file holds no PEM private key (PKCS#8, PKCS#1 RSA or SEC1 EC)".into()
+            }
+            other => other.into(),
+        },
+    })
+}
+
 /// Builds the `ServerConfig` every shard serves with, sealing session tickets with `tickets`.
 ///
 /// Errors: a file that cannot be read or holds no certificate or key, a key that does not
@@ -75,14 +108,13 @@ pub fn build_server_config(
         }
     };
     let chain = load_certificates(&files.cert, "certificate chain")?;
-    let key = PrivateKeyDer::from_pem_file(&files.key).map_err(failed(format!(
-        "loading private key {}",
-        files.key.display()
-    )))?;
+    let key = load_private_key(&files.key)?;
     let mut config = builder
         .with_single_cert(chain, key)
         .map_err(failed(format!(
-            "using the private key {} with the certificate {}",
+            "using the private key {} with the certificate {} (rustls takes RSA keys of at \
+             least 2048 bits, ECDSA P-256/P-384/P-521 and Ed25519 keys, matching the \
+             certificate)",
             files.key.display(),
             files.cert.display()
         )))?;

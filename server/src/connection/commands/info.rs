@@ -208,7 +208,7 @@ fn memory(shard: &Shard, text: &mut String) {
          total_system_memory_human:{}\r\nused_memory_lua:0\r\nused_memory_scripts:0\r\n\
          maxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{policy}\r\n\
          mem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\n\
-         mem_allocator:libc\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
+         mem_allocator:mimalloc\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
         human_bytes(used),
         human_bytes(rss),
         human_bytes(peak),
