@@ -104,26 +104,32 @@ pub fn set(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Err(e) => return e,
     };
     let key = &args[1];
-    // The old value is copied out only for SET … GET (a clone would cost an allocation).
-    let old = match db.get(key, now) {
-        Some(Value::Str(v)) if opts.flags & GET != 0 => Some(Frame::Bulk(v.clone())),
-        Some(_) if opts.flags & GET != 0 => return wrong_type(),
-        Some(_) => Some(Frame::Null),
-        None => None,
-    };
-    let found = old.is_some();
-    let reply = if opts.flags & GET != 0 {
-        old.unwrap_or(Frame::Null)
-    } else {
+    // A plain SET needs nothing from the old value: the table is probed once, in `Db::set`.
+    let reply = if opts.flags & (GET | NX | XX) == 0 {
         Frame::ok()
-    };
-    if (opts.flags & NX != 0 && found) || (opts.flags & XX != 0 && !found) {
-        return if opts.flags & GET != 0 {
-            reply
-        } else {
-            Frame::Null
+    } else {
+        // The old value is copied out only for SET … GET (a clone would cost an allocation).
+        let old = match db.get(key, now) {
+            Some(Value::Str(v)) if opts.flags & GET != 0 => Some(Frame::Bulk(v.clone())),
+            Some(_) if opts.flags & GET != 0 => return wrong_type(),
+            Some(_) => Some(Frame::Null),
+            None => None,
         };
-    }
+        let found = old.is_some();
+        let reply = if opts.flags & GET != 0 {
+            old.unwrap_or(Frame::Null)
+        } else {
+            Frame::ok()
+        };
+        if (opts.flags & NX != 0 && found) || (opts.flags & XX != 0 && !found) {
+            return if opts.flags & GET != 0 {
+                reply
+            } else {
+                Frame::Null
+            };
+        }
+        reply
+    };
     db.set(
         key,
         Value::Str(Bytes::copy_from_slice(&args[2])),
@@ -131,15 +137,20 @@ pub fn set(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         now,
     );
     if let Some(t) = deadline {
-        // A deadline already in the past leaves the key logically expired.
-        match u64::try_from(t) {
-            Ok(t) if t >= now => {
-                db.set_deadline(key, t);
-            }
-            _ => {
-                db.remove(key, now);
-            }
-        }
+        set_or_expire(db, key, t, now);
     }
     reply
+}
+
+/// Gives `key` its deadline `t` (ms); a deadline already in the past leaves the key logically
+/// expired: it is removed.
+fn set_or_expire(db: &mut Db, key: &[u8], t: i64, now: u64) {
+    match u64::try_from(t) {
+        Ok(t) if t >= now => {
+            db.set_deadline(key, t);
+        }
+        _ => {
+            db.remove(key, now);
+        }
+    }
 }

@@ -279,8 +279,8 @@ impl Db {
     }
 
     /// The access clock of a new or just accessed key under `access`.
-    fn fresh_clock(&self, old: Option<u32>, now_ms: u64) -> u32 {
-        match (self.access, old) {
+    fn fresh_clock(access: AccessClock, old: Option<u32>, now_ms: u64) -> u32 {
+        match (access, old) {
             (AccessClock::Lru, _) => lru_clock(now_ms),
             (AccessClock::Lfu { .. }, None) => lfu_new(now_ms),
             (
@@ -532,28 +532,32 @@ impl Db {
         self.dirty += 1;
         self.before_change(key);
         let size = size_u32(entry_size(key, &value, DEFAULT_SAMPLES));
-        let old_clock = self
-            .map
-            .get(key)
-            .filter(|e| !e.is_expired(now_ms))
-            .map(|e| e.clock);
-        let clock = self.fresh_clock(old_clock, now_ms);
         if matches!(self.access, AccessClock::Lfu { .. }) {
             self.lfu_counted = Some(self.scan_hasher.hash_one(key));
         }
-        if let Some((k, e)) = self.map.get_key_value_mut(key) {
-            let expired = e.is_expired(now_ms);
-            e.value = value;
-            self.used = self.used.saturating_sub(e.bytes()) + u64::from(size);
-            e.size = size;
-            e.clock = clock;
-            if !keep_ttl || expired {
-                if let Some(t) = e.expires_at.take() {
-                    self.expiry.remove(&(t, k.clone()));
+        let access = self.access;
+        // One probe of the table for a live key (the common overwrite).
+        let found_expired = match self.map.get_key_value_mut(key) {
+            Some((k, e)) if !e.is_expired(now_ms) => {
+                e.value = value;
+                self.used = self.used.saturating_sub(e.bytes()) + u64::from(size);
+                e.size = size;
+                e.clock = Self::fresh_clock(access, Some(e.clock), now_ms);
+                if !keep_ttl {
+                    if let Some(t) = e.expires_at.take() {
+                        self.expiry.remove(&(t, k.clone()));
+                    }
                 }
+                return;
             }
-            return;
+            found => found.is_some(),
+        };
+        if found_expired {
+            // Redis's expireIfNeeded before the write: removed, counted and tracked as an
+            // expiry, then written anew.
+            self.lookup(key, now_ms, false, false);
         }
+        let clock = Self::fresh_clock(access, None, now_ms);
         let owned = Bytes::copy_from_slice(key);
         if !self.bulk_loading {
             let pos = self.scan_pos(key);

@@ -126,3 +126,25 @@ fn expiretime_rounds_without_overflow_at_the_edge() {
     );
     assert_eq!(rt(&mut db, NOW, "TTL k"), ":9223372036853776\r\n");
 }
+
+#[test]
+fn a_plain_set_over_an_expired_key_expires_it_first() {
+    let mut db = Db::new();
+    r(&mut db, "SET k old");
+    r(&mut db, "PEXPIREAT k 10");
+    r(&mut db, "SET live v");
+    r(&mut db, "PEXPIREAT live 100");
+    let expired_before = db.stats().expired;
+    // At 11 ms `k` is expired: the SET removes and counts it (as Redis's expireIfNeeded),
+    // then writes a key without a deadline.
+    assert_eq!(rt(&mut db, 11, "SET k new"), "+OK\r\n");
+    assert_eq!(db.stats().expired, expired_before + 1);
+    assert_eq!(rt(&mut db, 11, "GET k"), "$3\r\nnew\r\n");
+    assert_eq!(rt(&mut db, 11, "PTTL k"), ":-1\r\n");
+    // A live key is overwritten in place: its deadline goes (no KEEPTTL), nothing is counted.
+    assert_eq!(rt(&mut db, 11, "SET live w"), "+OK\r\n");
+    assert_eq!(db.stats().expired, expired_before + 1);
+    assert_eq!(rt(&mut db, 11, "PTTL live"), ":-1\r\n");
+    assert_eq!(rt(&mut db, 11, "SET live x KEEPTTL"), "+OK\r\n");
+    assert_eq!(rt(&mut db, 11, "DBSIZE"), ":2\r\n");
+}
