@@ -91,7 +91,7 @@ pub(crate) struct Families {
     pub(crate) aof_writes: IntCounterVec,
     pub(crate) aof_records: IntCounterVec,
     pub(crate) aof_fsynced_records: IntCounterVec,
-    pub(crate) aof_overlapped_fsyncs: IntCounterVec,
+    pub(crate) aof_cpu_yields: IntCounterVec,
     pub(crate) aof_size: IntGaugeVec,
     pub(crate) aof_replayed_records: IntGaugeVec,
     pub(crate) aof_rewrite_duration: HistogramVec,
@@ -380,12 +380,12 @@ impl Families {
             )?,
             aof_fsynced_records: b.int_counter(
                 "aof_fsynced_records_total",
-                "Records covered by an fdatasync of the log (under appendfsync always, divided by the fdatasync count it is the group size).",
+                "Records covered by an fdatasync of the log or by a write with RWF_DSYNC (under appendfsync always, divided by the fdatasync count it is the group size).",
                 SHARD,
             )?,
-            aof_overlapped_fsyncs: b.int_counter(
-                "aof_overlapped_fsyncs_total",
-                "fdatasyncs of the log issued under appendfsync always while another one was still running (at most --aof-max-inflight-fsyncs run at once).",
+            aof_cpu_yields: b.int_counter(
+                "aof_cpu_yields_total",
+                "Times the shard yielded its CPU (sched_yield) to the io_uring worker running its durable log write (appendfsync always, at most once per --aof-fsync-yield-us).",
                 SHARD,
             )?,
             aof_size: b.int_gauge(

@@ -20,8 +20,8 @@ pub struct AofTotals {
     pub writes: u64,
     /// Records covered by fdatasyncs since start.
     pub records_synced: u64,
-    /// fdatasyncs issued while another one was running, since start.
-    pub fsyncs_overlapped: u64,
+    /// Times the shard yielded its CPU to its durable log write, since start.
+    pub cpu_yields: u64,
     /// Failed writes and fdatasyncs since start.
     pub write_errors: u64,
 }
@@ -78,7 +78,7 @@ pub struct ShardMetrics {
     aof_writes: IntCounter,
     aof_records: IntCounter,
     aof_fsynced_records: IntCounter,
-    aof_overlapped_fsyncs: IntCounter,
+    aof_cpu_yields: IntCounter,
     aof_size: IntGauge,
     aof_replayed_records: IntGauge,
     aof_rewrite_duration: Histogram,
@@ -153,7 +153,7 @@ impl ShardMetrics {
             aof_writes: f.aof_writes.with_label_values(&one),
             aof_records: f.aof_records.with_label_values(&one),
             aof_fsynced_records: f.aof_fsynced_records.with_label_values(&one),
-            aof_overlapped_fsyncs: f.aof_overlapped_fsyncs.with_label_values(&one),
+            aof_cpu_yields: f.aof_cpu_yields.with_label_values(&one),
             aof_size: f.aof_size.with_label_values(&one),
             aof_replayed_records: f.aof_replayed_records.with_label_values(&one),
             aof_rewrite_duration: f.aof_rewrite_duration.with_label_values(&one),
@@ -330,11 +330,11 @@ impl ShardMetrics {
     }
 
     /// The append-only log's state, from the writer's running totals (records and bytes
-    /// since start, writes, records covered by fdatasyncs, overlapped fdatasyncs, failed
-    /// writes and fdatasyncs) and the fdatasync durations (µs) measured since the last call:
-    /// `aof_records_total`, `aof_written_bytes_total`, `aof_writes_total`,
+    /// since start, writes, records covered by fdatasyncs, CPU yields to the durable write,
+    /// failed writes and fdatasyncs) and the fdatasync durations (µs) measured since the last
+    /// call: `aof_records_total`, `aof_written_bytes_total`, `aof_writes_total`,
     /// `aof_fsynced_records_total`,
-    /// `aof_overlapped_fsyncs_total`, `aof_write_errors_total` are raised to the totals, `aof_size_bytes` set to `size` (bytes), each duration observed in
+    /// `aof_cpu_yields_total`, `aof_write_errors_total` are raised to the totals, `aof_size_bytes` set to `size` (bytes), each duration observed in
     /// `aof_fsync_duration_seconds`.
     pub fn record_aof(&self, totals: AofTotals, size: u64, fsync_durations_us: &[u64]) {
         for (counter, total) in [
@@ -342,7 +342,7 @@ impl ShardMetrics {
             (&self.aof_written_bytes, totals.bytes_written),
             (&self.aof_writes, totals.writes),
             (&self.aof_fsynced_records, totals.records_synced),
-            (&self.aof_overlapped_fsyncs, totals.fsyncs_overlapped),
+            (&self.aof_cpu_yields, totals.cpu_yields),
             (&self.aof_write_errors, totals.write_errors),
         ] {
             counter.inc_by(total.saturating_sub(counter.get()));

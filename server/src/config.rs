@@ -161,11 +161,12 @@ pub struct ServerConfig {
     /// `no` (the OS decides).
     #[arg(long, env = "SHARDLINE_APPENDFSYNC", value_enum, default_value_t = AppendFsync::Everysec)]
     pub appendfsync: AppendFsync,
-    /// `--appendfsync always`: fdatasyncs of one shard's log running at once. An idle syncer
-    /// covers records written while another fdatasync runs at once instead of after it; 1
-    /// runs one at a time (each covering everything written while the previous one ran).
-    #[arg(long, env = "SHARDLINE_AOF_MAX_INFLIGHT_FSYNCS", default_value_t = 2, value_parser = at_least(1))]
-    pub aof_max_inflight_fsyncs: usize,
+    /// `--appendfsync always`: while a shard's durable log write runs (in the kernel's io_uring
+    /// worker thread, which shares the shard's CPU and otherwise waits for the end of the
+    /// shard's time slice), the shard yields its CPU (`sched_yield(2)`) at most once per this
+    /// many µs as it appends further records, so the write returns sooner; 0 never yields.
+    #[arg(long, env = "SHARDLINE_AOF_FSYNC_YIELD_US", default_value_t = 20)]
+    pub aof_fsync_yield_us: u64,
     /// Rewrite a shard's log when it has grown by this many percent over its size after the
     /// last rewrite (or at start) — Redis's `auto-aof-rewrite-percentage`; 0 disables.
     #[arg(

@@ -284,6 +284,8 @@ async fn shard_main(
             }
             match Aof::open(&config.data_dir, id, config.appendfsync, &mut dbs).await {
                 Ok(aof) => {
+                    aof.writer
+                        .set_fsync_yield(Duration::from_micros(config.aof_fsync_yield_us));
                     let files = {
                         let manifest = aof.manifest.borrow();
                         manifest.base.iter().count() + manifest.incrs.len()
@@ -340,13 +342,10 @@ async fn shard_main(
     crate::runtime::apply(&shard, runtime);
     let log_tasks = shard.aof.as_ref().map(|aof| {
         let flusher = shard.spawn_main("aof-flush", aof.writer.clone().run_flusher());
-        // The syncers and the once-a-second task run for the log's life (CONFIG SET
-        // appendfsync switches between them).
-        let syncers: Vec<_> = (0..config.aof_max_inflight_fsyncs)
-            .map(|_| shard.spawn_main("aof-fsync", aof.writer.clone().run_syncer()))
-            .collect();
+        // The once-a-second task runs for the log's life (CONFIG SET appendfsync may switch
+        // to everysec at any time).
         let everysec = shard.spawn_maintenance("aof-fsync", aof.writer.clone().run_everysec());
-        (flusher, syncers, everysec)
+        (flusher, everysec)
     });
 
     let peer_server =
@@ -399,7 +398,7 @@ async fn shard_main(
     // No request can arrive any more: the replies owed are sent, then the reply mesh closes.
     shard.peers.replies.close(reply_tasks).await;
     reply_server.await;
-    if let (Some(aof), Some((flusher, syncers, everysec))) = (&shard.aof, log_tasks) {
+    if let (Some(aof), Some((flusher, everysec))) = (&shard.aof, log_tasks) {
         aof.writer.flush().await;
         let stats = aof.writer.take_stats();
         info!(
@@ -415,9 +414,6 @@ async fn shard_main(
         );
         flusher.cancel().await;
         everysec.cancel().await;
-        for syncer in syncers {
-            syncer.cancel().await;
-        }
     }
 }
 

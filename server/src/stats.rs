@@ -31,7 +31,7 @@ pub fn collect(shard: &Shard) {
                 bytes_written: stats.bytes_written,
                 writes: stats.writes,
                 records_synced: stats.records_synced,
-                fsyncs_overlapped: stats.fsyncs_overlapped,
+                cpu_yields: stats.cpu_yields,
                 write_errors: stats.write_errors,
             },
             aof.current_size(),

@@ -1,7 +1,7 @@
-//! Group commit under `--appendfsync always` with pipelined clients: up to
-//! `--aof-max-inflight-fsyncs` fdatasyncs of a shard's log run at once (records written while
-//! one runs get their own at once), every acknowledged write is covered by one and survives a
-//! `kill -9`, and with `--aof-max-inflight-fsyncs 1` they run one at a time.
+//! Group commit under `--appendfsync always` with pipelined clients: one durable write
+//! (`RWF_DSYNC`) covers many records, every acknowledged write is covered by one and survives
+//! a `kill -9`, and a shard appending records while its durable write runs yields its CPU to
+//! it unless `--aof-fsync-yield-us 0`.
 
 mod common;
 
@@ -15,7 +15,7 @@ const PIPELINE: usize = 32;
 /// Rounds of `PIPELINE` SETs per client between two looks at the metrics.
 const ROUNDS: usize = 20;
 
-fn args(inflight: &str) -> Vec<&str> {
+fn args(yield_us: &str) -> Vec<&str> {
     vec![
         "--tls",
         "off",
@@ -23,8 +23,8 @@ fn args(inflight: &str) -> Vec<&str> {
         "1",
         "--appendfsync",
         "always",
-        "--aof-max-inflight-fsyncs",
-        inflight,
+        "--aof-fsync-yield-us",
+        yield_us,
     ]
 }
 
@@ -81,21 +81,25 @@ fn assert_all_covered(server: &Server, sets: usize) {
     );
 }
 
+/// Records per durable write (fdatasync or `RWF_DSYNC` group write) so far.
+fn group_size(server: &Server) -> f64 {
+    server.metric("shardline_aof_fsynced_records_total", &[])
+        / server.metric("shardline_aof_fsync_duration_seconds_count", &[])
+}
+
 #[test]
-fn pipelined_clients_get_overlapping_fdatasyncs() {
-    let server = Server::start(&args("2"));
-    let overlapped = |s: &Server| s.metric("shardline_aof_overlapped_fsyncs_total", &[]);
-    let sets = load_until(&server, |s| overlapped(s) > 0.0);
+fn pipelined_clients_share_durable_writes_and_the_shard_yields_to_them() {
+    let server = Server::start(&args("20"));
+    let yields = |s: &Server| s.metric("shardline_aof_cpu_yields_total", &[]);
+    let sets = load_until(&server, |s| yields(s) > 0.0);
     assert_all_covered(&server, sets);
-    let fsyncs = server.metric("shardline_aof_fsync_duration_seconds_count", &[]);
-    let overlapped = overlapped(&server);
-    assert!(
-        overlapped > 0.0 && overlapped < fsyncs,
-        "{overlapped} of {fsyncs} fdatasyncs overlapped another for {sets} SETs"
-    );
+    assert!(yields(&server) > 0.0, "no CPU yield in {sets} SETs");
+    // 8 clients with 32 SETs in flight each: a group carries far more than one record.
+    let group = group_size(&server);
+    assert!(group > 4.0, "{group} records per durable write");
     // Every acknowledged SET was in the log before its reply left.
     let password = server.password.clone();
-    let server = Server::restart_in(server.kill9(), &args("2"), &password);
+    let server = Server::restart_in(server.kill9(), &args("20"), &password);
     let mut client = login_plain(&server);
     assert_eq!(
         client.request(&[b"DBSIZE"]),
@@ -104,15 +108,12 @@ fn pipelined_clients_get_overlapping_fdatasyncs() {
 }
 
 #[test]
-fn one_inflight_fsync_runs_them_one_at_a_time() {
-    let server = Server::start(&args("1"));
-    // As much load as the test above needs at most, in groups of several records.
+fn a_zero_yield_interval_never_yields() {
+    let server = Server::start(&args("0"));
     let sets = load_until(&server, |s| {
         s.metric("shardline_aof_fsync_duration_seconds_count", &[]) >= 20.0
     });
     assert_all_covered(&server, sets);
-    assert_eq!(
-        server.metric("shardline_aof_overlapped_fsyncs_total", &[]),
-        0.0
-    );
+    assert!(group_size(&server) > 4.0);
+    assert_eq!(server.metric("shardline_aof_cpu_yields_total", &[]), 0.0);
 }

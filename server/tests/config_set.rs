@@ -96,13 +96,8 @@ fn config_get_answers_redis_names_and_globs() {
         )]),
     );
     client.roundtrip(
-        &[
-            b"CONFIG",
-            b"GET",
-            b"tls-provider",
-            b"aof-max-inflight-fsyncs",
-        ],
-        &flat_map(&[("tls-provider", "rustls"), ("aof-max-inflight-fsyncs", "2")]),
+        &[b"CONFIG", b"GET", b"tls-provider", b"aof-fsync-yield-us"],
+        &flat_map(&[("tls-provider", "rustls"), ("aof-fsync-yield-us", "20")]),
     );
     client.roundtrip(&[b"CONFIG", b"GET", b"no-such-*"], b"*0\r\n");
 }

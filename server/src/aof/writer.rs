@@ -1,16 +1,15 @@
 //! The per-shard log writer with group commit (Redis 7 `flushAppendOnlyFile`, one flush per
 //! loop turn): commands append their records to an in-memory buffer; one flusher task per
 //! shard writes the whole buffer through glommio's io_uring [`BufferedFile`]. With
-//! `appendfsync always` each syncer covers everything written so far with one `fdatasync`
-//! and then releases the replies of every record it covered.
+//! `appendfsync always` the group is written with `RWF_DSYNC` (write and fdatasync in one
+//! io_uring request) and the replies of its records are released when it returns; records
+//! appended meanwhile form the next group.
 //!
-//! The stages overlap: while a syncer waits for group N's fdatasync, the flusher already
-//! writes group N+1, and a second syncer (`--aof-max-inflight-fsyncs`, default 2) starts an
-//! fdatasync covering it at once instead of waiting for N's to return. With one syncer, the
-//! requests a pipelined client sends while an fdatasync runs wait for it and then for a whole
-//! fdatasync of their own; with two, they wait for about one. An fdatasync covers every
-//! record written before it was issued (whichever thread wrote it), so the one that returns
-//! covers its records even when an older one is still running.
+//! The kernel runs that request in an io_uring worker thread, which shares the shard's CPU:
+//! while the shard keeps executing commands, the worker would wait for the end of the shard's
+//! time slice at each step of the write (page cache, journal commit, device flush). So a shard
+//! appending records while its durable write runs yields its CPU (`sched_yield`) at most once
+//! per `--aof-fsync-yield-us`.
 
 use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
@@ -67,6 +66,11 @@ pub struct LogWriter {
     lock: glommio::sync::Semaphore,
     /// One fdatasync of [`Self::sync_written`] at a time (everysec, shutdown).
     sync_lock: glommio::sync::Semaphore,
+    /// Whether a group write that replies wait for (`always`) is running now.
+    durable_write_running: Cell<bool>,
+    /// The most a shard runs between two CPU yields to a running durable write (0: never).
+    fsync_yield: Cell<Duration>,
+    last_yield: Cell<Instant>,
     /// A switch to a new incremental file: (bytes of the buffer that still belong to the
     /// current file, the new file, its path). Set by a rewrite; done by the next group write.
     rotation: RefCell<Option<(usize, BufferedFile, String)>>,
@@ -85,18 +89,14 @@ pub struct LogWriter {
     written: Cell<u64>,
     /// Records covered by an fdatasync.
     synced: Cell<u64>,
-    /// Records covered by an fdatasync a syncer has issued (returned or still running).
-    claimed: Cell<u64>,
-    /// fdatasyncs the syncers are running now.
-    syncs_running: Cell<usize>,
     /// Bytes in the file (its write position).
     size: Cell<u64>,
     /// Replies waiting for their record's fdatasync (`always`): (sequence, waiter), in no
     /// particular order.
     waiters: RefCell<Vec<(u64, Waiter)>>,
     flusher: Cell<Option<Waker>>,
-    /// The idle syncers.
-    syncers: RefCell<Vec<Waker>>,
+    /// A durable group write is due though the buffer may be empty (a switch to `always`).
+    sync_due: Cell<bool>,
     /// Why the last write or fdatasync failed, while it does (INFO `aof_last_write_status`;
     /// write commands are refused with `MISCONF` meanwhile).
     write_error: RefCell<Option<String>>,
@@ -114,13 +114,14 @@ pub struct WriterStats {
     pub writes: u64,
     /// Failed writes and fdatasyncs (each retried a second later).
     pub write_errors: u64,
-    /// fdatasync calls completed.
+    /// fdatasync calls and `RWF_DSYNC` group writes completed.
     pub fsyncs: u64,
-    /// fdatasyncs a syncer issued while another one was still running (`appendfsync always`).
-    pub fsyncs_overlapped: u64,
+    /// Times the shard yielded its CPU to a running durable write.
+    pub cpu_yields: u64,
     /// Records covered by those fdatasync calls (`records_synced / fsyncs` = group size).
     pub records_synced: u64,
-    /// Duration of each fdatasync not yet taken by [`LogWriter::take_fsync_latencies`], µs.
+    /// Duration of each fdatasync (or `RWF_DSYNC` group write) not yet taken by
+    /// [`LogWriter::take_stats`], µs.
     pub fsync_latencies_us: Vec<u64>,
 }
 
@@ -132,6 +133,9 @@ impl LogWriter {
             path: RefCell::new(path),
             lock: glommio::sync::Semaphore::new(1),
             sync_lock: glommio::sync::Semaphore::new(1),
+            durable_write_running: Cell::new(false),
+            fsync_yield: Cell::new(Duration::ZERO),
+            last_yield: Cell::new(Instant::now()),
             rotation: RefCell::new(None),
             fsync: Cell::new(fsync),
             selected: Cell::new((size == 0).then_some(0)),
@@ -139,12 +143,10 @@ impl LogWriter {
             appended: Cell::new(0),
             written: Cell::new(0),
             synced: Cell::new(0),
-            claimed: Cell::new(0),
-            syncs_running: Cell::new(0),
             size: Cell::new(size),
             waiters: RefCell::new(Vec::new()),
             flusher: Cell::new(None),
-            syncers: RefCell::new(Vec::new()),
+            sync_due: Cell::new(false),
             write_error: RefCell::new(None),
             stats: RefCell::new(WriterStats::default()),
         })
@@ -159,9 +161,34 @@ impl LogWriter {
         }
         self.appended.set(self.appended.get() + added);
         self.stats.borrow_mut().records += added;
+        if self.durable_write_running.get() {
+            self.yield_to_durable_write();
+        }
         if let Some(waker) = self.flusher.take() {
             waker.wake();
         }
+    }
+
+    /// Sets the most a shard runs between two CPU yields to its running durable write
+    /// (`--aof-fsync-yield-us`; zero: never yield).
+    pub fn set_fsync_yield(&self, every: Duration) {
+        self.fsync_yield.set(every);
+    }
+
+    /// Gives the CPU to the io_uring worker running the durable write (if it is runnable on
+    /// this CPU; `sched_yield` returns at once otherwise), at most once per `fsync_yield`.
+    fn yield_to_durable_write(&self) {
+        let every = self.fsync_yield.get();
+        if every.is_zero() {
+            return;
+        }
+        let now = Instant::now();
+        if now.duration_since(self.last_yield.get()) < every {
+            return;
+        }
+        self.last_yield.set(now);
+        self.stats.borrow_mut().cpu_yields += 1;
+        std::thread::yield_now();
     }
 
     /// Appends `SELECT db` to `out` (a buffer being filled by [`Self::append`]) unless the
@@ -286,7 +313,10 @@ impl LogWriter {
     pub async fn run_flusher(self: Rc<Self>) {
         loop {
             poll_fn(|cx| {
-                if self.buf.borrow().is_empty() && self.rotation.borrow().is_none() {
+                if self.buf.borrow().is_empty()
+                    && self.rotation.borrow().is_none()
+                    && !self.sync_due.get()
+                {
                     self.flusher.set(Some(cx.waker().clone()));
                     Poll::Pending
                 } else {
@@ -295,36 +325,6 @@ impl LogWriter {
             })
             .await;
             self.write_group().await;
-        }
-    }
-
-    /// `appendfsync always`: one syncer task (a shard runs `--aof-max-inflight-fsyncs` of
-    /// them). An idle syncer issues an fdatasync as soon as records are written that no
-    /// running fdatasync covers; when it returns, the replies of every record written before
-    /// it was issued are released (those of an older fdatasync still running too).
-    pub async fn run_syncer(self: Rc<Self>) {
-        loop {
-            poll_fn(|cx| {
-                if self.claimed.get() < self.written.get() {
-                    Poll::Ready(())
-                } else {
-                    self.syncers.borrow_mut().push(cx.waker().clone());
-                    Poll::Pending
-                }
-            })
-            .await;
-            // Taken together, as in `sync_written`.
-            let upto = self.written.get();
-            let file = self.file.borrow().clone();
-            self.claimed.set(upto);
-            let running = self.syncs_running.get();
-            if running > 0 {
-                self.stats.borrow_mut().fsyncs_overlapped += 1;
-            }
-            self.syncs_running.set(running + 1);
-            while !self.sync(&file).await {}
-            self.syncs_running.set(self.syncs_running.get() - 1);
-            self.mark_synced(upto);
         }
     }
 
@@ -345,18 +345,19 @@ impl LogWriter {
         self.fsync.get()
     }
 
-    /// Switches the `appendfsync` policy (CONFIG SET): the syncers ([`LogWriter::run_syncer`])
-    /// and the once-a-second task ([`LogWriter::run_everysec`]) both run for the writer's
-    /// life and act only under their policy. Replies already waiting for an fdatasync are
-    /// still released by the syncers.
+    /// Switches the `appendfsync` policy (CONFIG SET): the once-a-second task
+    /// ([`LogWriter::run_everysec`]) runs for the writer's life and acts only under
+    /// `everysec`. Replies already waiting for their records are released by the next group
+    /// write, which is durable while any wait.
     pub fn set_fsync(&self, fsync: AppendFsync) {
         self.fsync.set(fsync);
-        self.wake_syncers();
-    }
-
-    fn wake_syncers(&self) {
-        for waker in self.syncers.take() {
-            waker.wake();
+        if self.pending() {
+            // Records written without an fdatasync: replies computed from now on wait for
+            // them, so the flusher syncs them even if nothing else is appended.
+            self.sync_due.set(true);
+            if let Some(waker) = self.flusher.take() {
+                waker.wake();
+            }
         }
     }
 
@@ -380,8 +381,8 @@ impl LogWriter {
         if let Some((at, file, path)) = rotation {
             let rest = data.split_off(at.min(data.len()));
             self.write_all(data).await;
-            // Everything counted in `written` so far is in the old file: once it is synced the
-            // syncers may cover later records with the new file.
+            // Everything counted in `written` so far is in the old file: once it is synced,
+            // later records are covered by syncs of the new file.
             let old = self.file.borrow().clone();
             while !self.sync(&old).await {}
             *self.file.borrow_mut() = Rc::new(file);
@@ -389,16 +390,35 @@ impl LogWriter {
             self.size.set(0);
             data = rest;
         }
-        self.write_all(data).await;
-        self.written.set(upto);
+        // Durable under `always`, and while replies still wait after a switch away from it.
+        let durable = self.fsync.get() == AppendFsync::Always || !self.waiters.borrow().is_empty();
+        if durable {
+            self.sync_due.set(false);
+            self.durable_write_running.set(true);
+            if self.synced.get() >= self.written.get() {
+                // Everything written before is on disk: one RWF_DSYNC write (one hop to an
+                // io_uring worker) makes the group durable, where a write and an fdatasync
+                // take two.
+                let started = Instant::now();
+                self.write_all_dsync(data).await;
+                self.record_fsync(started);
+            } else {
+                // Records written without an fdatasync (before a switch to `always`): one
+                // fdatasync of the file covers them and the group.
+                self.write_all(data).await;
+                let file = self.file.borrow().clone();
+                while !self.sync(&file).await {}
+            }
+            self.durable_write_running.set(false);
+            self.written.set(upto);
+            self.mark_synced(upto);
+        } else {
+            self.write_all(data).await;
+            self.written.set(upto);
+        }
         let mut stats = self.stats.borrow_mut();
         stats.bytes_written += len;
         stats.writes += 1;
-        drop(stats);
-        // Replies may still wait after a switch away from `always`: the syncers release them.
-        if self.fsync.get() == AppendFsync::Always || !self.waiters.borrow().is_empty() {
-            self.wake_syncers();
-        }
     }
 
     /// One fdatasync covering every record written so far, then the release of the replies
@@ -427,7 +447,6 @@ impl LogWriter {
         }
         self.stats.borrow_mut().records_synced += upto - synced;
         self.synced.set(upto);
-        self.claimed.set(self.claimed.get().max(upto));
         self.release_synced();
     }
 
@@ -454,12 +473,27 @@ impl LogWriter {
     /// Writes `data` at the end of the file, retrying (once a second) until it is all written:
     /// a record is never skipped, so the log never has a hole.
     async fn write_all(&self, data: Vec<u8>) {
+        self.write_all_with(data, false).await
+    }
+
+    /// [`Self::write_all`] with `RWF_DSYNC`: each write returns once its bytes are on disk.
+    async fn write_all_dsync(&self, data: Vec<u8>) {
+        self.write_all_with(data, true).await
+    }
+
+    async fn write_all_with(&self, data: Vec<u8>, dsync: bool) {
         // glommio takes the buffer; a copy keeps the bytes for a retry after an error.
         let mut done = 0;
         while done < data.len() {
             let pos = self.size.get();
             let file = self.file.borrow().clone();
-            match file.write_at(data[done..].to_vec(), pos).await {
+            let chunk = data[done..].to_vec();
+            let written = if dsync {
+                file.write_at_dsync(chunk, pos).await
+            } else {
+                file.write_at(chunk, pos).await
+            };
+            match written {
                 Ok(n) if n > 0 => {
                     done += n;
                     self.size.set(pos + n as u64);
@@ -476,11 +510,7 @@ impl LogWriter {
         match file.fdatasync().await {
             Ok(()) => {
                 self.recovered();
-                let mut stats = self.stats.borrow_mut();
-                stats.fsyncs += 1;
-                stats
-                    .fsync_latencies_us
-                    .push(started.elapsed().as_micros() as u64);
+                self.record_fsync(started);
                 true
             }
             Err(err) => {
@@ -488,6 +518,15 @@ impl LogWriter {
                 false
             }
         }
+    }
+
+    /// Counts an fdatasync (or `RWF_DSYNC` group write) begun at `started` that succeeded.
+    fn record_fsync(&self, started: Instant) {
+        let mut stats = self.stats.borrow_mut();
+        stats.fsyncs += 1;
+        stats
+            .fsync_latencies_us
+            .push(started.elapsed().as_micros() as u64);
     }
 
     async fn failed(&self, what: String) {

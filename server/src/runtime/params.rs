@@ -534,8 +534,8 @@ static PARAMS: &[Param] = &[
         v.config.cross_shard_queue.to_string()
     }),
     ro("tls-provider", |v| v.config.tls_provider.to_string()),
-    ro("aof-max-inflight-fsyncs", |v| {
-        v.config.aof_max_inflight_fsyncs.to_string()
+    ro("aof-fsync-yield-us", |v| {
+        v.config.aof_fsync_yield_us.to_string()
     }),
 ];
 

@@ -382,7 +382,13 @@ impl Reactor {
         }
     }
 
-    pub(crate) fn write_buffered(&self, raw: RawFd, buf: Vec<u8>, pos: u64) -> Source {
+    pub(crate) fn write_buffered(
+        &self,
+        raw: RawFd,
+        buf: Vec<u8>,
+        pos: u64,
+        dsync: bool,
+    ) -> Source {
         let stats = StatsCollection {
             fulfilled: Some(|result, stats, op_count| {
                 if let Ok(result) = result {
@@ -402,7 +408,7 @@ impl Reactor {
             ),
             Some(stats),
         );
-        self.sys.write_buffered(&source, pos);
+        self.sys.write_buffered(&source, pos, dsync);
         source
     }
 

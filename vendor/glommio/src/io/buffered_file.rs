@@ -143,12 +143,24 @@ impl BufferedFile {
     /// });
     /// ```
     pub async fn write_at(&self, buf: Vec<u8>, pos: u64) -> Result<usize> {
+        self.write_at_inner(buf, pos, false).await
+    }
+
+    /// Like [`BufferedFile::write_at`], with `RWF_DSYNC` (`pwritev2(2)`): when it returns,
+    /// the bytes written (and the metadata needed to read them back) are on stable storage,
+    /// as if an `fdatasync` had followed, in one io_uring request instead of two
+    /// (shardline patch).
+    pub async fn write_at_dsync(&self, buf: Vec<u8>, pos: u64) -> Result<usize> {
+        self.write_at_inner(buf, pos, true).await
+    }
+
+    async fn write_at_inner(&self, buf: Vec<u8>, pos: u64, dsync: bool) -> Result<usize> {
         let source =
             self.file
                 .reactor
                 .upgrade()
                 .unwrap()
-                .write_buffered(self.as_raw_fd(), buf, pos);
+                .write_buffered(self.as_raw_fd(), buf, pos, dsync);
         source.collect_rw().await.map_err(|source| {
             GlommioError::create_enhanced(
                 source,

@@ -394,6 +394,7 @@ impl StreamWriter {
                 self.file.as_ref().unwrap().as_raw_fd(),
                 bytes,
                 self.file_pos,
+                false,
             );
             source.add_waiter_single(waker);
             self.source = Some(source);

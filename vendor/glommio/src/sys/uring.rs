@@ -60,6 +60,8 @@ enum UringOpDescriptor {
     PollRemove(*const u8),
     Cancel(u64),
     Write(*const u8, usize, u64),
+    /// A write with `RWF_DSYNC`: on return the data is on stable storage (shardline patch).
+    WriteDsync(*const u8, usize, u64),
     WriteFixed(*const u8, usize, u64, u32),
     ReadFixed(u64, usize),
     Read(u64, usize),
@@ -286,6 +288,11 @@ fn fill_sqe<F>(
             UringOpDescriptor::Write(ptr, len, pos) => {
                 let buf = std::slice::from_raw_parts(ptr, len);
                 sqe.prep_write(op.fd, buf, pos);
+            }
+            UringOpDescriptor::WriteDsync(ptr, len, pos) => {
+                let buf = std::slice::from_raw_parts(ptr, len);
+                sqe.prep_write(op.fd, buf, pos);
+                sqe.raw_mut().cmd_flags.rw_flags = libc::RWF_DSYNC;
             }
             UringOpDescriptor::Read(pos, len) => {
                 source_map.peek_source_mut(from_user_data(op.user_data), |mut x| {
@@ -1427,8 +1434,12 @@ impl Reactor {
         );
     }
 
-    pub(crate) fn write_buffered(&self, source: &Source, pos: u64) {
+    pub(crate) fn write_buffered(&self, source: &Source, pos: u64, dsync: bool) {
         let op = match &*source.source_type() {
+            SourceType::Write(
+                PollableStatus::NonPollable(DirectIo::Disabled),
+                IoBuffer::Buffered(buf),
+            ) if dsync => UringOpDescriptor::WriteDsync(buf.as_ptr(), buf.len(), pos),
             SourceType::Write(
                 PollableStatus::NonPollable(DirectIo::Disabled),
                 IoBuffer::Buffered(buf),
