@@ -123,6 +123,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             if let Err(reason) = self.execute_buffered().await {
                 return reason;
             }
+            if !self.pipeline.out.is_empty() {
+                // Redis writes the replies of a loop turn in one burst before it sleeps
+                // (`handleClientsWithPendingWrites`). The same here: the other connections
+                // woken in this turn execute their requests first, then the sends go out
+                // together, so a client woken by one reply finds its next ones there instead
+                // of sleeping between them; waking a sleeping client costs the shard an
+                // inter-processor interrupt in the send. benches/README.md, "Replies sent
+                // in one burst per turn".
+                futures_lite::future::yield_now().await;
+            }
             if self.shard.shared.shutdown.is_requested() {
                 return self.finish(CloseReason::Shutdown).await;
             }
