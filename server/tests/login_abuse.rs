@@ -41,9 +41,10 @@ fn logins(server: &Server, result: &str) -> f64 {
 fn a_queued_login_whose_client_left_is_not_hashed(provider: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     let users = dir.path().join("users");
-    // ~0.5 s per verification (the most --max-hash-rounds allows by default) on the one
-    // hashing thread: the queue behind it lasts.
-    let lines = users_line("slow", "slow-pw", "1000000") + &users_line("fast", "fast-pw", "5000");
+    // ~2 s per verification on the one hashing thread, so the queue behind it outlasts the
+    // steps below even on a loaded machine (with 1,000,000 rounds, ~0.5 s, it had sometimes
+    // drained before the impatient handshakes arrived, and one was answered).
+    let lines = users_line("slow", "slow-pw", "4000000") + &users_line("fast", "fast-pw", "5000");
     std::fs::write(&users, lines).expect("users file");
     let users_arg = users.to_string_lossy().into_owned();
     let server = Server::start(&[
@@ -59,6 +60,8 @@ fn a_queued_login_whose_client_left_is_not_hashed(provider: &str) {
         "1",
         "--max-concurrent-logins",
         "1",
+        "--max-hash-rounds",
+        "4000000",
     ]);
     // Every handshake first: they need the login slot too.
     let mut bystander = RawClient::connect(&server);
