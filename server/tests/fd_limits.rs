@@ -142,7 +142,7 @@ fn out_of_fds_refuses_at_once_logs_rarely_and_recovers_without_restart() {
             open_fds(pid)
         })
         .min()
-        .unwrap_or_else(|| open_fds(pid));
+        .expect("five readings");
     let original = set_soft_nofile(pid, held + spare);
     let started = Instant::now();
     let mut flood: Vec<TcpStream> = (0..60)

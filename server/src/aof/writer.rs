@@ -95,8 +95,6 @@ pub struct LogWriter {
     /// particular order.
     waiters: RefCell<Vec<(u64, Waiter)>>,
     flusher: Cell<Option<Waker>>,
-    /// A durable group write is due though the buffer may be empty (a switch to `always`).
-    sync_due: Cell<bool>,
     /// Why the last write or fdatasync failed, while it does (INFO `aof_last_write_status`;
     /// write commands are refused with `MISCONF` meanwhile).
     write_error: RefCell<Option<String>>,
@@ -146,7 +144,6 @@ impl LogWriter {
             size: Cell::new(size),
             waiters: RefCell::new(Vec::new()),
             flusher: Cell::new(None),
-            sync_due: Cell::new(false),
             write_error: RefCell::new(None),
             stats: RefCell::new(WriterStats::default()),
         })
@@ -313,9 +310,11 @@ impl LogWriter {
     pub async fn run_flusher(self: Rc<Self>) {
         loop {
             poll_fn(|cx| {
+                // Idle, everything appended is written; under `always` it must be synced too
+                // (after a switch to `always`, even if nothing else is appended).
                 if self.buf.borrow().is_empty()
                     && self.rotation.borrow().is_none()
-                    && !self.sync_due.get()
+                    && !self.pending()
                 {
                     self.flusher.set(Some(cx.waker().clone()));
                     Poll::Pending
@@ -354,7 +353,6 @@ impl LogWriter {
         if self.pending() {
             // Records written without an fdatasync: replies computed from now on wait for
             // them, so the flusher syncs them even if nothing else is appended.
-            self.sync_due.set(true);
             if let Some(waker) = self.flusher.take() {
                 waker.wake();
             }
@@ -393,15 +391,16 @@ impl LogWriter {
         // Durable under `always`, and while replies still wait after a switch away from it.
         let durable = self.fsync.get() == AppendFsync::Always || !self.waiters.borrow().is_empty();
         if durable {
-            self.sync_due.set(false);
             self.durable_write_running.set(true);
             if self.synced.get() >= self.written.get() {
                 // Everything written before is on disk: one RWF_DSYNC write (one hop to an
                 // io_uring worker) makes the group durable, where a write and an fdatasync
-                // take two.
-                let started = Instant::now();
-                self.write_all_dsync(data).await;
-                self.record_fsync(started);
+                // take two. Nothing to write (a rotation took it all): nothing to sync.
+                if !data.is_empty() {
+                    let started = Instant::now();
+                    self.write_all_dsync(data).await;
+                    self.record_fsync(started);
+                }
             } else {
                 // Records written without an fdatasync (before a switch to `always`): one
                 // fdatasync of the file covers them and the group.

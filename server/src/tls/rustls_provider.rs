@@ -50,7 +50,7 @@ fn load_certificates(path: &Path, what: &str) -> Result<Vec<CertificateDer<'stat
 ///
 /// Errors: the file cannot be read, holds no private key, or holds an encrypted one (rustls
 /// has no passphrase support; the message says how to decrypt it).
-fn load_private_key(path: &std::path::Path) -> Result<PrivateKeyDer<'static>, TlsError> {
+fn load_private_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
     let context = || format!("loading private key {}", path.display());
     let pem = std::fs::read(path).map_err(|err| TlsError::Rustls {
         context: context(),
