@@ -11,13 +11,19 @@
 //! that period. Cold paths keep reading the Unix clock directly ([`crate::shard::unix_time_ms`]).
 
 use std::cell::Cell;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// An instant of the command clock: `quanta`'s, a read of the TSC (scaled to ns) where the CPU's
+/// TSC is invariant, the OS monotonic clock elsewhere. Commands are timed with it (INFO
+/// commandstats, SLOWLOG, µs): on a VM a TSC read costs ~7 ns where `clock_gettime` costs
+/// ~25 ns, and it is read once per command.
+pub type CommandInstant = quanta::Instant;
 
 /// Converts this shard's monotonic instants to Unix time. Lives on one shard (not `Sync`).
 #[derive(Debug)]
 pub struct CommandClock {
     /// A monotonic instant and the time since the Unix epoch read right after it.
-    anchor: Cell<(Instant, Duration)>,
+    anchor: Cell<(CommandInstant, Duration)>,
 }
 
 impl Default for CommandClock {
@@ -39,7 +45,7 @@ impl CommandClock {
 
     /// The Unix time in ms at monotonic instant `at` (taken on this shard, e.g. when a
     /// command started), as of the last [`CommandClock::resync`].
-    pub fn unix_ms(&self, at: Instant) -> u64 {
+    pub fn unix_ms(&self, at: CommandInstant) -> u64 {
         let (base, unix) = self.anchor.get();
         let unix = match at.checked_duration_since(base) {
             Some(later) => unix + later,
@@ -49,8 +55,8 @@ impl CommandClock {
     }
 }
 
-fn read_anchor() -> (Instant, Duration) {
-    let now = Instant::now();
+fn read_anchor() -> (CommandInstant, Duration) {
+    let now = CommandInstant::now();
     let unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -89,7 +95,7 @@ mod tests {
             before <= now && now <= after,
             "{before} <= {now} <= {after}"
         );
-        let derived = clock.unix_ms(Instant::now());
+        let derived = clock.unix_ms(CommandInstant::now());
         assert!(derived >= now && derived <= crate::shard::unix_time_ms() + 1);
     }
 }

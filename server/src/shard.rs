@@ -6,7 +6,7 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use glommio::{Latency, Shares, Task, TaskQueueHandle};
@@ -14,6 +14,7 @@ use shardline_auth::{LoginGate, LoginPermit, LoginShed, LoginStage, Verifier};
 use shardline_metrics::ShardMetrics;
 
 use crate::aof::{Aof, SyncPoint};
+use crate::clock::CommandInstant;
 use crate::connection::SilentConnections;
 use crate::forward::{await_reply, Admission, Peers, ShardJob, TxnId};
 use crate::keyspace::slot::owner_shard;
@@ -184,7 +185,7 @@ impl Shard {
     /// database, before this returns; under `appendfsync always` the caller must not send
     /// the reply before [`Shard::durable`]'s signal.
     pub fn execute_local(&self, db: usize, args: &[Bytes]) -> Frame {
-        self.execute_timed(db, args, Instant::now(), false).0
+        self.execute_timed(db, args, CommandInstant::now(), false).0
     }
 
     /// As [`Shard::execute_local`], for a command that started at `started` (an instant read
@@ -195,10 +196,10 @@ impl Shard {
         &self,
         db: usize,
         args: &[Bytes],
-        started: Instant,
-    ) -> (Frame, Instant) {
+        started: CommandInstant,
+    ) -> (Frame, CommandInstant) {
         let (frame, finished) = self.execute_timed(db, args, started, true);
-        (frame, finished.unwrap_or_else(Instant::now))
+        (frame, finished.unwrap_or_else(CommandInstant::now))
     }
 
     /// Runs the command; the finish instant is read when `want_finish` or the slowlog is on.
@@ -206,9 +207,9 @@ impl Shard {
         &self,
         db: usize,
         args: &[Bytes],
-        started: Instant,
+        started: CommandInstant,
         want_finish: bool,
-    ) -> (Frame, Option<Instant>) {
+    ) -> (Frame, Option<CommandInstant>) {
         if let Some(refusal) = self.refuse_write(args) {
             return (refusal, None);
         }
@@ -226,7 +227,7 @@ impl Shard {
         let started = if self.info.evicted_keys.get() == evicted_before {
             started
         } else {
-            Instant::now()
+            CommandInstant::now()
         };
         let dirty_before = dbs[db].dirty();
         let (slower_than, slowlog_len) = {
@@ -239,7 +240,7 @@ impl Shard {
                 tracing::error!("shard {}: a command handler panicked", self.id);
                 Frame::error("ERR internal error while executing the command")
             });
-        let finished = (want_finish || slower_than >= 0).then(Instant::now);
+        let finished = (want_finish || slower_than >= 0).then(CommandInstant::now);
         if let (Some(finished), true) = (finished, slower_than >= 0) {
             let micros =
                 u64::try_from(finished.duration_since(started).as_micros()).unwrap_or(u64::MAX);

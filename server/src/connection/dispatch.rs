@@ -2,7 +2,6 @@
 //! (Redis 7 `processCommand` order), then the connection command or the hop to the owner shard.
 
 use std::rc::Rc;
-use std::time::Instant;
 
 use bytes::Bytes;
 use shardline_metrics::Activity;
@@ -12,6 +11,7 @@ use super::pipeline::Pipeline;
 use super::session::Session;
 use super::transaction;
 use super::CloseReason;
+use crate::clock::CommandInstant;
 use crate::cmd::table::{self, CommandSpec, KeyRouting};
 use crate::cmd::{fanout, reply};
 use crate::forward::{ShardJob, TxnId};
@@ -181,7 +181,9 @@ async fn execute_on(
     if owner == shard.id && shard.gate.admits(admission(scope)) {
         // One clock read starts both the commandstats and the slowlog timing, another ends
         // both.
-        let started = pipeline.command_started().unwrap_or_else(Instant::now);
+        let started = pipeline
+            .command_started()
+            .unwrap_or_else(CommandInstant::now);
         let (frame, finished) = shard.execute_local_at(db, &args, started);
         pipeline.command_finished(finished);
         pipeline.durable(protocol, frame, shard.durable());

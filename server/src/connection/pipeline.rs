@@ -4,11 +4,11 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 
 use crate::aof::SyncPoint;
+use crate::clock::CommandInstant;
 use crate::cmd::table::{CommandSpec, KeyRouting};
 use crate::introspection::clients::CommandName;
 use crate::introspection::command_stats::{is_rejection, CommandStats};
@@ -27,6 +27,10 @@ pub struct Pipeline {
     stats: Rc<CommandStats>,
     /// The command whose replies are being added.
     current: Option<Call>,
+    /// When the last command ended, while the connection runs its requests back to back
+    /// without waiting: the next command's time starts there, so each command costs one clock
+    /// read instead of two. Cleared by [`Pipeline::restart_clock`] before any wait.
+    carried_clock: Option<CommandInstant>,
     /// The last command begun and its subcommand (CLIENT LIST `cmd`).
     last: Option<CommandName>,
     /// The last command begun runs on key owners (routing `SingleKey` / `MultiKey`), so it
@@ -53,9 +57,9 @@ pub enum ReplyMode {
 #[derive(Clone, Copy)]
 struct Call {
     spec: &'static CommandSpec,
-    started: Instant,
+    started: CommandInstant,
     /// When it finished, if the code that ran it said so (saves a clock read).
-    finished: Option<Instant>,
+    finished: Option<CommandInstant>,
     /// Refused before running: not counted as a call.
     rejected: bool,
 }
@@ -76,6 +80,7 @@ impl Pipeline {
             out: BytesMut::with_capacity(capacity),
             stats,
             current: None,
+            carried_clock: None,
             last: None,
             last_on_keys: false,
             reply_mode: ReplyMode::On,
@@ -106,7 +111,10 @@ impl Pipeline {
     pub fn begin_command(&mut self, spec: &'static CommandSpec, args: &[Bytes]) {
         self.current = Some(Call {
             spec,
-            started: Instant::now(),
+            started: self
+                .carried_clock
+                .take()
+                .unwrap_or_else(CommandInstant::now),
             finished: None,
             rejected: false,
         });
@@ -120,13 +128,13 @@ impl Pipeline {
 
     /// When the current command began (read once by [`Pipeline::begin_command`]; a command
     /// run on this shard starts its own timing from it too: `Shard::execute_local_at`).
-    pub fn command_started(&self) -> Option<Instant> {
+    pub fn command_started(&self) -> Option<CommandInstant> {
         self.current.map(|call| call.started)
     }
 
     /// The current command finished executing at `at`: [`Pipeline::end_command`] counts its
     /// time up to there instead of reading the clock again.
-    pub fn command_finished(&mut self, at: Instant) {
+    pub fn command_finished(&mut self, at: CommandInstant) {
         if let Some(call) = &mut self.current {
             call.finished = Some(at);
         }
@@ -145,14 +153,24 @@ impl Pipeline {
 
     /// Ends the call begun by [`Pipeline::begin_command`]: counts it with its time in µs,
     /// unless it was refused before running.
+    ///
+    /// The instant it ended is carried to the next [`Pipeline::begin_command`] (the time
+    /// between them, parsing the next request, is counted in the next command).
     pub fn end_command(&mut self) {
         if let Some(call) = self.current.take() {
+            let finished = call.finished.unwrap_or_else(CommandInstant::now);
             if !call.rejected {
-                let finished = call.finished.unwrap_or_else(Instant::now);
                 let usec = finished.saturating_duration_since(call.started).as_micros();
                 self.stats.called(call.spec, usec as u64);
             }
+            self.carried_clock = Some(finished);
         }
+    }
+
+    /// The next command reads the clock to start its time (call before the connection may
+    /// wait: for more requests, for the socket, or for its turn on the shard).
+    pub fn restart_clock(&mut self) {
+        self.carried_clock = None;
     }
 
     /// Counts an error reply of the current command (or of none: an unknown command).

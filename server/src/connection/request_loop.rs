@@ -255,6 +255,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                     self.session.output_buffer_bytes = self.pipeline.out.len();
                     self.session.query_buffer_bytes = buffered;
                     if self.shard.info.pause.is_set() {
+                        self.pipeline.restart_clock();
                         let queued = self.session.transaction.as_ref().map(|t| &t.queued[..]);
                         let shared = &self.shard.shared;
                         self.shard
@@ -276,12 +277,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                         return Err(self.finish(reason).await);
                     }
                 }
-                Ok(None) => break,
+                Ok(None) => {
+                    self.pipeline.restart_clock();
+                    break;
+                }
                 Err(err) => {
                     return Err(self.fail(&format!("ERR {err}")).await);
                 }
             }
             if self.pipeline.out.len() >= WRITE_AHEAD {
+                self.pipeline.restart_clock();
                 let mut sent = 0;
                 let written =
                     duplex::write_ready(&mut self.stream, &mut self.pipeline.out, &mut sent).await;
@@ -293,7 +298,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             }
             // A long pipeline, or a client whose next requests are always already in the
             // socket, must not keep the shard past its task quota.
-            glommio::yield_if_needed().await;
+            if glommio::executor().need_preempt() {
+                self.pipeline.restart_clock();
+                glommio::yield_if_needed().await;
+            }
         }
         self.pipeline.drain().await;
         self.check_output()

@@ -11,6 +11,7 @@ use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
 
 use super::glob::string_match;
+use super::key::Key;
 use super::memory::{entry_size, lfu_new, lfu_touch, lru_clock, DEFAULT_SAMPLES};
 use super::snapshot::{dump_entry, Snapshot};
 use super::value::Value;
@@ -80,9 +81,9 @@ impl Entry {
 /// removes them in deadline order from an index, bounded per call.
 #[derive(Debug, Default)]
 pub struct Db {
-    map: HashMap<Bytes, Entry, RandomState>,
-    expiry: BTreeSet<(u64, Bytes)>,
-    scan_index: BTreeSet<(u64, Bytes)>,
+    map: HashMap<Key, Entry, RandomState>,
+    expiry: BTreeSet<(u64, Key)>,
+    scan_index: BTreeSet<(u64, Key)>,
     /// Keyed hash giving each key its fixed scan position.
     scan_hasher: RandomState,
     /// Changes made so far (Redis's `server.dirty`): bumped by every mutating access, so a
@@ -107,7 +108,7 @@ pub struct Db {
     /// Sum of the entries' `size`: the estimated bytes of this database's keys and values.
     used: u64,
     /// Keys handed out by [`Db::get_mut`] whose size is recomputed by [`Db::settle`].
-    resized: Vec<Bytes>,
+    resized: Vec<Key>,
     /// What the access clock holds.
     access: AccessClock,
     /// Under LFU: the scan hash of the key last counted as accessed by the running command,
@@ -147,10 +148,10 @@ fn scan_pos(hasher: &RandomState, key: &[u8]) -> u64 {
 
 /// Removes `key`'s traces from the secondary indexes.
 fn unindex(
-    expiry: &mut BTreeSet<(u64, Bytes)>,
-    scan_index: &mut BTreeSet<(u64, Bytes)>,
+    expiry: &mut BTreeSet<(u64, Key)>,
+    scan_index: &mut BTreeSet<(u64, Key)>,
     pos: u64,
-    key: &Bytes,
+    key: &Key,
     expires_at: Option<u64>,
 ) {
     if let Some(t) = expires_at {
@@ -331,7 +332,7 @@ impl Db {
         if let Some(e) = self.map.get(key) {
             dump_entry(&mut snapshot.out, key, &e.value, e.expires_at);
         }
-        snapshot.done_ahead.insert(Bytes::copy_from_slice(key));
+        snapshot.done_ahead.insert(Key::from_slice(key));
     }
 
     /// Starts a point-in-time dump of the keyspace as it is now (see
@@ -445,7 +446,7 @@ impl Db {
                     e.expires_at,
                 );
                 if let Some(expired) = &mut self.expired {
-                    expired.push(k);
+                    expired.push(k.to_bytes());
                 }
                 self.stats.expired += 1;
                 self.stats.misses += u64::from(read);
@@ -503,7 +504,7 @@ impl Db {
         self.dirty += 1;
         self.before_change(key);
         if self.map.contains_key(key) {
-            self.resized.push(Bytes::copy_from_slice(key));
+            self.resized.push(Key::from_slice(key));
         }
         self.live(key, now_ms).map(|e| &mut e.value)
     }
@@ -558,7 +559,7 @@ impl Db {
             self.lookup(key, now_ms, false, false);
         }
         let clock = Self::fresh_clock(access, None, now_ms);
-        let owned = Bytes::copy_from_slice(key);
+        let owned = Key::from_slice(key);
         if !self.bulk_loading {
             let pos = self.scan_pos(key);
             self.scan_index.insert((pos, owned.clone()));
@@ -632,7 +633,7 @@ impl Db {
             return false;
         };
         self.dirty += 1;
-        self.expiry.remove(&(t, Bytes::copy_from_slice(key)));
+        self.expiry.remove(&(t, Key::from_slice(key)));
         true
     }
 
@@ -707,7 +708,7 @@ impl Db {
         self.map
             .iter()
             .filter(|(k, e)| !e.is_expired(now_ms) && (all || string_match(pattern, k, false)))
-            .map(|(k, _)| k.clone())
+            .map(|(k, _)| k.to_bytes())
             .collect()
     }
 
@@ -730,7 +731,7 @@ impl Db {
         let mut visited = Vec::new();
         let mut last = None;
         let mut next = 0;
-        for (pos, key) in self.scan_index.range((start, Bytes::new())..) {
+        for (pos, key) in self.scan_index.range((start, Key::default())..) {
             if visited.len() >= count && last != Some(*pos) {
                 next = *pos;
                 break;
@@ -750,7 +751,7 @@ impl Db {
             if pattern.is_some_and(|p| !string_match(p, &key, false)) {
                 continue;
             }
-            out.push(key);
+            out.push(key.to_bytes());
         }
         (next, out)
     }
@@ -763,12 +764,12 @@ impl Db {
             let pos = rand::random::<u64>() >> (64 - SCAN_CURSOR_BITS);
             let key = self
                 .scan_index
-                .range((pos, Bytes::new())..)
+                .range((pos, Key::default())..)
                 .next()
                 .or_else(|| self.scan_index.first())
                 .map(|(_, key)| key.clone())?;
             if self.contains(&key, now_ms) {
-                return Some(key);
+                return Some(key.to_bytes());
             }
         }
     }
@@ -794,7 +795,7 @@ impl Db {
             }
             self.scan_index.remove(&(pos, key.clone()));
             if let Some(expired) = &mut self.expired {
-                expired.push(key);
+                expired.push(key.to_bytes());
             }
             self.stats.expired += 1;
             removed += 1;

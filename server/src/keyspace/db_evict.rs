@@ -5,6 +5,7 @@
 use bytes::Bytes;
 
 use super::{AccessClock, Db};
+use crate::keyspace::key::Key;
 use crate::keyspace::memory::{idle_ms, lfu_counter};
 
 /// A sampled key and how much it deserves eviction (higher first).
@@ -43,7 +44,7 @@ impl Db {
         rank: Rank,
         now_ms: u64,
     ) -> Vec<Candidate> {
-        let keys: Vec<&Bytes> =
+        let keys: Vec<&Key> =
             if rank == Rank::Deadline || (volatile && self.expiry.len() <= samples) {
                 self.expiry.iter().take(samples).map(|(_, k)| k).collect()
             } else if volatile {
@@ -53,7 +54,7 @@ impl Db {
                 };
                 let last = self.expiry.last().map_or(*first, |(t, _)| *t);
                 let at = first + rand::random::<u64>() % (last - first + 1);
-                let from = (at, Bytes::new());
+                let from = (at, Key::default());
                 self.expiry
                     .range(&from..)
                     .chain(self.expiry.range(..&from))
@@ -64,7 +65,7 @@ impl Db {
                 self.map.keys().take(samples).collect()
             } else {
                 let pos: u64 = rand::random::<u64>() >> (64 - super::SCAN_CURSOR_BITS);
-                let from = (pos, Bytes::new());
+                let from = (pos, Key::default());
                 self.scan_index
                     .range(&from..)
                     .chain(self.scan_index.range(..&from))
@@ -86,7 +87,7 @@ impl Db {
                     Rank::Random => 0,
                 };
                 Some(Candidate {
-                    key: key.clone(),
+                    key: key.to_bytes(),
                     score,
                 })
             })

@@ -4,6 +4,7 @@
 
 pub mod db;
 pub mod glob;
+pub mod key;
 pub mod memory;
 pub mod slot;
 pub mod snapshot;

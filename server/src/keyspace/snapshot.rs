@@ -9,6 +9,7 @@ use std::collections::HashSet;
 
 use bytes::Bytes;
 
+use super::key::Key;
 use super::value::Value;
 use crate::aof::record::encode;
 
@@ -24,9 +25,9 @@ pub struct Snapshot {
     /// applies the same SWAPDB to what the base loaded). No eager copy is needed.
     pub(super) label: usize,
     /// The last (scan position, key) visited; `None` before the first.
-    pub(super) last: Option<(u64, Bytes)>,
+    pub(super) last: Option<(u64, Key)>,
     /// Keys after `last` already dumped (or created after the start).
-    pub(super) done_ahead: HashSet<Bytes>,
+    pub(super) done_ahead: HashSet<Key>,
     /// Dumped records not yet taken.
     pub(super) out: Vec<u8>,
     /// FLUSHALL/FLUSHDB ran during the dump. The log records it after the switch point, so

@@ -105,13 +105,19 @@ pub struct RequestParser {
     pos: usize,
     /// Multibulk state; `None` while no `*N` header has been parsed.
     multibulk: Option<Multibulk>,
+    /// Where each argument parsed so far lies in the buffer (start, end), kept from request to
+    /// request so a request costs no allocation for it.
+    ranges: Vec<(usize, usize)>,
 }
+
+/// Capacity of [`RequestParser::ranges`] kept after a request (a request with more arguments
+/// gives its extra memory back).
+const KEPT_RANGES: usize = 64;
 
 #[derive(Debug)]
 struct Multibulk {
     remaining: usize,
     bulk_len: Option<usize>,
-    args: Vec<(usize, usize)>,
 }
 
 impl RequestParser {
@@ -157,6 +163,8 @@ impl RequestParser {
     fn reset(&mut self) {
         self.pos = 0;
         self.multibulk = None;
+        self.ranges.clear();
+        self.ranges.shrink_to(KEPT_RANGES);
     }
 
     fn inline(
@@ -213,8 +221,8 @@ impl RequestParser {
             self.multibulk = Some(Multibulk {
                 remaining: n,
                 bulk_len: None,
-                args: Vec::with_capacity(n.min(1024)),
             });
+            self.ranges.reserve(n.min(1024));
         }
         let Some(mb) = self.multibulk.as_mut() else {
             return Ok(Step::Wait);
@@ -256,13 +264,17 @@ impl RequestParser {
                 return Ok(Step::Wait);
             }
             // Like Redis, the two bytes after the payload are skipped unchecked.
-            mb.args.push((self.pos, self.pos + len));
+            self.ranges.push((self.pos, self.pos + len));
             self.pos = need;
             mb.bulk_len = None;
             mb.remaining -= 1;
         }
         let chunk = buf.split_to(self.pos).freeze();
-        let args = mb.args.iter().map(|&(s, e)| chunk.slice(s..e)).collect();
+        let args = self
+            .ranges
+            .iter()
+            .map(|&(s, e)| chunk.slice(s..e))
+            .collect();
         self.reset();
         Ok(Step::Done(args))
     }

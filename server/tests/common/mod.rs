@@ -243,6 +243,19 @@ impl Server {
         metric_sum(&self.scrape(), name, labels)
     }
 
+    /// Waits (at most 10 s) until the sum [`Server::metric`] gives reaches `at_least`, and
+    /// returns the last value read (below `at_least` when the wait timed out).
+    pub fn metric_reaching(&self, name: &str, labels: &[(&str, &str)], at_least: f64) -> f64 {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let value = self.metric(name, labels);
+            if value >= at_least || Instant::now() >= deadline {
+                return value;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// The server's log lines so far.
     pub fn log_lines(&self) -> Vec<String> {
         self.log.lock().expect("log").clone()
