@@ -6,9 +6,10 @@
 //! `Instant::now()` calls. No allocation, no atomics.
 
 use std::cell::Cell;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::activity::Activity;
+use crate::thread_times::ThreadTimes;
 
 /// Per-thread instrumentation state.
 pub(crate) struct TaskContext {
@@ -19,6 +20,11 @@ pub(crate) struct TaskContext {
     /// Run length above which a poll is a stall (2 × task quota); `None` when no shard
     /// monitor is installed, in which case polls are not timed at all.
     pub(crate) stall_threshold: Cell<Option<Duration>>,
+    /// The thread's clocks read at the start of a recent poll, and when: a long poll is split
+    /// into on-CPU and preempted time from there ([`crate::thread_times`]).
+    pub(crate) reference: Cell<Option<(Instant, ThreadTimes)>>,
+    /// Task queue of the timed poll running now (for the watchdog's report).
+    pub(crate) queue: Cell<&'static str>,
 }
 
 thread_local! {
@@ -27,6 +33,8 @@ thread_local! {
             activity: Cell::new(Activity::Unspecified),
             in_poll: Cell::new(false),
             stall_threshold: Cell::new(None),
+            reference: Cell::new(None),
+            queue: Cell::new(""),
         }
     };
 }

@@ -82,7 +82,9 @@ pub mod stall;
 mod task;
 #[cfg(test)]
 mod test_support;
+mod thread_times;
 mod throttle;
+mod watchdog;
 
 pub use activity::Activity;
 pub use executor_stats::{ExecutorStatsDelta, GlommioStatsReader, TaskQueueStatsDelta};

@@ -48,6 +48,8 @@ pub(crate) struct Families {
     pub(crate) registry: Registry,
     // Reactor and stall detection.
     pub(crate) reactor_stalls: HistogramVec,
+    pub(crate) stalls_preempted: IntCounterVec,
+    pub(crate) preempted_seconds: CounterVec,
     pub(crate) quota_violations: CounterVec,
     pub(crate) stall_reported: IntCounterVec,
     pub(crate) stall_suppressed: IntCounterVec,
@@ -175,6 +177,16 @@ impl Families {
                 "Reactor stalls: task runs (polls) longer than twice the task quota, by run time in seconds.",
                 SHARD,
                 reactor_stall_buckets(),
+            )?,
+            stalls_preempted: b.int_counter(
+                "reactor_stalls_preempted_total",
+                "Reactor stalls during which the shard thread was runnable but off its CPU (preempted) for more than half of the run.",
+                SHARD,
+            )?,
+            preempted_seconds: b.counter(
+                "reactor_preempted_seconds_total",
+                "Time the shard thread was runnable but off its CPU (preempted) inside stalls, in seconds.",
+                SHARD,
             )?,
             quota_violations: b.counter(
                 "scheduler_time_spent_on_task_quota_violations_seconds_total",

@@ -14,6 +14,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use crate::activity::Activity;
+use crate::thread_times::PollSplit;
 
 /// Length of the rate-limiting window.
 pub(crate) const WINDOW: Duration = Duration::from_secs(60);
@@ -88,6 +89,7 @@ impl ReportLimiter {
 /// `N` is the run time in whole milliseconds, rounded down, as Seastar prints it.
 pub(crate) struct StallReport {
     pub(crate) ran: Duration,
+    pub(crate) split: PollSplit,
     pub(crate) shard: usize,
     pub(crate) queue: &'static str,
     pub(crate) activity: Activity,
@@ -97,11 +99,36 @@ impl fmt::Display for StallReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "Reactor stalled for {} ms on shard {}, in task queue {}, while {}",
+            "Reactor stalled for {} ms on shard {} (on CPU {} ms, preempted {} ms",
             self.ran.as_millis(),
             self.shard,
-            self.queue,
-            self.activity
+            self.split.on_cpu.as_millis(),
+            self.split.preempted.as_millis(),
+        )?;
+        if self.split.blocked.as_millis() > 0 {
+            write!(f, ", blocked {} ms", self.split.blocked.as_millis())?;
+        }
+        write!(
+            f,
+            "), in task queue {}, while {}",
+            self.queue, self.activity
+        )
+    }
+}
+
+impl StallReport {
+    /// The line logged when a stall the watchdog reported while it ran ends: `Reactor stall
+    /// on shard S ended after N ms (on CPU …), in task queue G, while <activity>`.
+    pub(crate) fn ended(&self) -> String {
+        let full = self.to_string();
+        let split = full
+            .split_once(" (on CPU")
+            .map(|(_, rest)| rest)
+            .unwrap_or_default();
+        format!(
+            "Reactor stall on shard {} ended after {} ms (on CPU{split}",
+            self.shard,
+            self.ran.as_millis()
         )
     }
 }
@@ -185,13 +212,33 @@ mod tests {
     fn report_and_summary_wording() {
         let report = StallReport {
             ran: Duration::from_micros(31_900),
+            split: PollSplit {
+                on_cpu: Duration::from_micros(29_700),
+                preempted: Duration::from_micros(2_200),
+                blocked: Duration::ZERO,
+            },
             shard: 3,
             queue: "auth",
             activity: Activity::AuthHash,
         };
         assert_eq!(
             report.to_string(),
-            "Reactor stalled for 31 ms on shard 3, in task queue auth, while auth-hash"
+            "Reactor stalled for 31 ms on shard 3 (on CPU 29 ms, preempted 2 ms), in task \
+             queue auth, while auth-hash"
+        );
+        let slept = StallReport {
+            ran: Duration::from_millis(100),
+            split: PollSplit {
+                on_cpu: Duration::ZERO,
+                preempted: Duration::ZERO,
+                blocked: Duration::from_millis(100),
+            },
+            ..report
+        };
+        assert_eq!(
+            slept.to_string(),
+            "Reactor stalled for 100 ms on shard 3 (on CPU 0 ms, preempted 0 ms, blocked 100 \
+             ms), in task queue auth, while auth-hash"
         );
         let summary = SuppressedSummary {
             suppressed: 7,

@@ -8,7 +8,9 @@
 //! 2 × task quota is handed to the shard's [`crate::stall`] monitor.
 //!
 //! Cost per poll when a monitor is installed: one thread-local access, two
-//! `Instant::now()` calls and one comparison; the monitor is only consulted for stalls.
+//! `Instant::now()` calls and one comparison; the monitor is only consulted for stalls, and
+//! to read the thread's CPU and run-queue clocks at a poll start at most every 250 µs
+//! ([`crate::thread_times`]), which a stall is split from.
 //! Without a monitor (e.g. in other crates' unit tests) polls are not timed at all.
 //!
 //! Nesting: an instrumented future polled from inside another instrumented poll does not
@@ -120,11 +122,12 @@ impl<F: Future> Future for Instrumented<F> {
             Some(threshold) if !outer_in_poll => threshold,
             _ => return this.inner.poll(cx),
         };
-        let start = Instant::now();
+        let (start, since) = stall::poll_start(Instant::now(), this.queue);
         let result = this.inner.poll(cx);
         let ran = start.elapsed();
+        let watched = stall::poll_end(since);
         if ran > threshold {
-            stall::record_stall(this.queue, activity::current(), ran);
+            stall::record_stall(this.queue, activity::current(), start, ran, watched);
         }
         result
     }

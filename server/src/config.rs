@@ -231,7 +231,9 @@ pub struct ServerConfig {
     /// Address of the Prometheus `/metrics` endpoint (served by its own thread).
     #[arg(long, env = "SHARDLINE_METRICS_BIND", default_value = "127.0.0.1:9180")]
     pub metrics_bind: SocketAddr,
-    /// A poll running longer than this (milliseconds) is logged by the stall reporter.
+    /// A poll running longer than this (milliseconds) is logged by the stall reporter: while it
+    /// still runs, with a backtrace of the shard thread (the watchdog, again at 2×, 4×, …), and
+    /// when it ends.
     #[arg(
         long,
         env = "SHARDLINE_BLOCKED_REACTOR_NOTIFY_MS",

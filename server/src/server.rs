@@ -236,6 +236,7 @@ async fn shard_main(
             task_quota: config.task_quota(),
             blocked_reactor_notify: Duration::from_millis(config.blocked_reactor_notify_ms),
             reports_per_minute: config.blocked_reactor_reports_per_minute,
+            watchdog: true,
         },
         &shared.metrics,
     );
@@ -348,26 +349,28 @@ async fn shard_main(
         (flusher, everysec)
     });
 
-    let peer_server =
-        shard.spawn_main("cross-shard", serve_peer_requests(shard.clone(), receivers));
+    let peer_server = shard.spawn_main(
+        "cross-shard requests",
+        serve_peer_requests(shard.clone(), receivers),
+    );
     let outbox_tasks: Vec<_> = (0..shard.nr_shards)
         .filter(|&destination| destination != shard.id)
         .map(|destination| {
             let sender = shard.clone();
-            shard.spawn_main("cross-shard-out", async move {
+            shard.spawn_main("cross-shard sends", async move {
                 sender.peers.run_outbox(destination).await
             })
         })
         .collect();
     let reply_server = shard.spawn_main(
-        "cross-shard-replies",
+        "cross-shard replies",
         serve_peer_replies(shard.clone(), reply_receivers),
     );
     let reply_tasks: Vec<_> = (0..shard.nr_shards)
         .filter(|&source| source != shard.id)
         .map(|source| {
             let replies = shard.peers.replies.clone();
-            shard.spawn_main("cross-shard-out", async move {
+            shard.spawn_main("cross-shard sends", async move {
                 replies.run_outbox(source).await
             })
         })

@@ -39,7 +39,15 @@ fn pin_client_away_from_shard_0() {
 
 #[test]
 fn debug_sleep_adds_exactly_one_stall_and_ordinary_commands_add_none() {
-    let server = Server::start(&["--smp", "1", "--enable-debug-command"]);
+    // Notify at 60 ms: the watchdog reports DEBUG SLEEP 0.1 once while it runs (the next
+    // point, 120 ms, is after its end), or, on a machine too loaded for that, its end does.
+    let server = Server::start(&[
+        "--smp",
+        "1",
+        "--enable-debug-command",
+        "--blocked-reactor-notify-ms",
+        "60",
+    ]);
     pin_client_away_from_shard_0();
     let mut client = RawClient::connect(&server);
     let auth = format!("AUTH {}\r\n", server.password);
@@ -95,8 +103,17 @@ fn debug_sleep_adds_exactly_one_stall_and_ordinary_commands_add_none() {
     let after = stall_figures(&server);
     assert_eq!(after.3 - start.3, 0.0, "reports from ordinary commands");
 
-    // DEBUG SLEEP 0.1: exactly one stall of at least 100 ms, one report.
+    // DEBUG SLEEP 0.1: exactly one stall of at least 100 ms, one report; the shard slept
+    // (blocked), it was not preempted.
     let before = after;
+    let preempted_stalls = |server: &Server| {
+        common::metric_sum(
+            &server.scrape(),
+            "shardline_reactor_stalls_preempted_total",
+            &[],
+        )
+    };
+    let preempted_before = preempted_stalls(&server);
     client.roundtrip(&[b"DEBUG", b"SLEEP", b"0.1"], b"+OK\r\n");
     // The stall is accounted when the poll returns, just after the reply went out.
     let mut after = stall_figures(&server);
@@ -119,6 +136,11 @@ fn debug_sleep_adds_exactly_one_stall_and_ordinary_commands_add_none() {
         after.2 - before.2
     );
     assert_eq!(after.3 - before.3, 1.0, "reported delta");
+    assert_eq!(
+        preempted_stalls(&server) - preempted_before,
+        0.0,
+        "preempted stalls"
+    );
     let reports: Vec<String> = server
         .log_lines()
         .into_iter()
@@ -130,6 +152,19 @@ fn debug_sleep_adds_exactly_one_stall_and_ordinary_commands_add_none() {
         "{}",
         reports[0]
     );
+    // "(on CPU 0 ms, preempted 0 ms, blocked 100 ms)": most of the poll was the sleep. Said by
+    // the end report, or by the end line of a stall the watchdog reported.
+    let split_line = server
+        .log_lines()
+        .into_iter()
+        .find(|l| l.contains(", blocked ") && l.contains("while command debug"))
+        .unwrap_or_else(|| panic!("no line with the blocked time: {reports:?}"));
+    let blocked_ms: u64 = split_line
+        .split_once(", blocked ")
+        .and_then(|(_, rest)| rest.split_once(" ms)"))
+        .and_then(|(ms, _)| ms.parse().ok())
+        .unwrap_or_else(|| panic!("no blocked time in {split_line}"));
+    assert!(blocked_ms >= 90, "{split_line}");
     // The 100 ms stall sits in the 131.072 ms bucket, not below.
     let body = server.scrape();
     let at_65ms = common::metric_sum(

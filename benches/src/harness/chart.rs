@@ -156,6 +156,7 @@ mod tests {
             mode: mode.into(),
             conn_per_s_per_shard: s(conn),
             stalls_per_shard: s(stalls),
+            stalls_preempted_per_shard: None,
             quota_violation_ms_per_shard: s(&[0.0]),
             login_p99_ms: s(&[1.0]),
             hash_p99_ms: None,

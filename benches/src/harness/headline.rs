@@ -17,6 +17,7 @@ use super::shardline::ShardlineServer;
 use crate::stats::Summary;
 
 const STALLS: &str = "shardline_reactor_stalls_count";
+const STALLS_PREEMPTED: &str = "shardline_reactor_stalls_preempted_total";
 const QUOTA: &str = "shardline_scheduler_time_spent_on_task_quota_violations_seconds_total";
 const ACCEPTED: &str = "shardline_connections_accepted_total";
 const HANDSHAKES: &str = "shardline_tls_handshakes_completed_total";
@@ -41,6 +42,9 @@ pub fn shard_deltas(before: &Scrape, after: &Scrape) -> BTreeMap<String, ShardDe
     let mut shards: BTreeMap<String, ShardDelta> = BTreeMap::new();
     for (shard, v) in prom::delta_by(before, after, STALLS, "shard") {
         shards.entry(shard).or_default().stalls = v;
+    }
+    for (shard, v) in prom::delta_by(before, after, STALLS_PREEMPTED, "shard") {
+        shards.entry(shard).or_default().stalls_preempted = v;
     }
     for ((shard, group), v) in prom::delta_by_pair(before, after, QUOTA, ("shard", "group")) {
         let d = shards.entry(shard).or_default();
@@ -133,6 +137,7 @@ pub fn run(session: &Session, mode: HashMode) -> Result<HeadlineRow, HarnessErro
         mode: mode.to_string(),
         conn_per_s_per_shard: Summary::collect(runs.iter().map(|r| r.conn_per_s_per_shard)),
         stalls_per_shard: per_shard(|s| s.stalls),
+        stalls_preempted_per_shard: Some(per_shard(|s| s.stalls_preempted)),
         quota_violation_ms_per_shard: per_shard(|s| s.quota_violation_ms),
         login_p99_ms: Summary::collect(runs.iter().map(|r| r.own_storm.login.p99_ms)),
         hash_p99_ms: Summary::of(&hash_p99),

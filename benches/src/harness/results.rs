@@ -63,6 +63,10 @@ pub struct Machine {
 pub struct ShardDelta {
     /// `shardline_reactor_stalls_count` delta.
     pub stalls: f64,
+    /// `shardline_reactor_stalls_preempted_total` delta: stalls during which the shard thread
+    /// waited for its CPU more than half of the time (0 in results made before it existed).
+    #[serde(default)]
+    pub stalls_preempted: f64,
     /// `shardline_scheduler_time_spent_on_task_quota_violations_seconds_total` delta (all
     /// groups), milliseconds.
     pub quota_violation_ms: f64,
@@ -110,6 +114,10 @@ pub struct HeadlineRow {
     pub conn_per_s_per_shard: Summary,
     /// Reactor stalls per shard over the storm.
     pub stalls_per_shard: Summary,
+    /// Of those, stalls preempted by the machine per shard (`None` in results made before
+    /// the server counted them).
+    #[serde(default)]
+    pub stalls_preempted_per_shard: Option<Summary>,
     /// Quota-violation milliseconds per shard over the storm.
     pub quota_violation_ms_per_shard: Summary,
     /// Client-side login p99 (connect → AUTH reply) from `shardline-load`, ms.

@@ -81,6 +81,7 @@ fn cfg(notify: Duration) -> StallConfig {
         task_quota: Duration::from_micros(500),
         blocked_reactor_notify: notify,
         reports_per_minute: 5,
+        watchdog: false,
     }
 }
 
@@ -143,7 +144,25 @@ fn a_3ms_poll_is_one_stall_with_violation_time_and_one_report() {
         .unwrap_or_default();
     let (ms, tail) = rest.split_once(' ').unwrap_or_default();
     assert!(ms.parse::<u64>().unwrap_or(0) >= 3, "{line}");
-    assert_eq!(tail, "ms on shard 0, in task queue main, while command GET");
+    // The poll spins: on the CPU unless the machine preempted it.
+    let split = tail
+        .strip_prefix("ms on shard 0 (on CPU ")
+        .and_then(|t| t.strip_suffix("), in task queue main, while command GET"))
+        .unwrap_or_else(|| panic!("{line}"));
+    let (on_cpu, preempted) = split
+        .split_once(" ms, preempted ")
+        .and_then(|(a, b)| {
+            Some((
+                a.parse::<u64>().ok()?,
+                b.strip_suffix(" ms")?.parse::<u64>().ok()?,
+            ))
+        })
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(on_cpu + preempted >= 2, "{line}");
+    assert!(
+        sample(&metrics, "shardline_reactor_stalls_preempted_total", SHARD0).is_some(),
+        "the preempted-stall counter is exported"
+    );
 }
 
 #[test]
@@ -230,9 +249,8 @@ fn reports_are_limited_per_minute_and_suppressed_ones_summarised() {
         .filter(|l| l.contains("Reactor stalled"))
         .collect();
     assert_eq!(reports.len(), 5, "logs:\n{logs}");
-    assert!(reports
-        .iter()
-        .all(|l| l.ends_with("on shard 0, in task queue auth, while auth-hash")));
+    assert!(reports.iter().all(|l| l.contains(" ms on shard 0 (on CPU ")
+        && l.ends_with("), in task queue auth, while auth-hash")));
     assert!(!before.contains("suppressed"), "{logs}");
     let summaries: Vec<&str> = after.lines().filter(|l| l.contains("Rate-limit")).collect();
     assert_eq!(summaries.len(), 1, "logs:\n{logs}");

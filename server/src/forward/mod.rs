@@ -277,7 +277,14 @@ pub async fn serve_peer_requests(shard: Rc<Shard>, receivers: Receivers<ShardBat
             owner.gate_request(request);
         }
     };
-    serve_mesh(shard, receivers, "cross-shard", on_batch, |_, _| {}).await
+    serve_mesh(
+        shard,
+        receivers,
+        "cross-shard requests",
+        on_batch,
+        |_, _| {},
+    )
+    .await
 }
 
 /// Runs one task per peer stream of `receivers` (named `name`, in the `main` task queue):

@@ -195,5 +195,5 @@ pub async fn serve_peer_replies(shard: Rc<Shard>, receivers: Receivers<ReplyBatc
         }
     };
     let on_end = |source: &Shard, peer: usize| source.peers.pending.fail_from(peer);
-    super::serve_mesh(shard, receivers, "cross-shard-replies", on_batch, on_end).await
+    super::serve_mesh(shard, receivers, "cross-shard replies", on_batch, on_end).await
 }
