@@ -28,11 +28,13 @@ pub enum Flow {
     Close(CloseReason),
 }
 
-/// Dispatches one request; its reply (now or later) goes into `pipeline` in order.
+/// Dispatches one request; its reply (now or later) goes into `pipeline` in order. `args` is
+/// left empty when the request was handed on (queued in MULTI, sent to another shard),
+/// otherwise as it was, for the caller to reuse.
 pub async fn dispatch(
     shard: &Rc<Shard>,
     session: &mut Session,
-    args: Vec<Bytes>,
+    args: &mut Vec<Bytes>,
     pipeline: &mut Pipeline,
 ) -> Flow {
     let Some(name) = args.first() else {
@@ -43,7 +45,7 @@ pub async fn dispatch(
             txn.aborted = true;
         }
         shard.metrics.command_error("unknown_command");
-        pipeline.ready(session.protocol, reply::unknown_command(&args));
+        pipeline.ready(session.protocol, reply::unknown_command(args));
         return Flow::Continue;
     };
     shardline_metrics::activity::set(Activity::Command(spec.name));
@@ -52,7 +54,7 @@ pub async fn dispatch(
         .info
         .commands_processed
         .set(shard.info.commands_processed.get() + 1);
-    pipeline.begin_command(spec, &args);
+    pipeline.begin_command(spec, args);
     if !spec.arity_ok(args.len()) {
         if let Some(txn) = &mut session.transaction {
             txn.aborted = true;
@@ -82,7 +84,7 @@ pub async fn dispatch(
             return Flow::Continue;
         }
         if !transaction::runs_inside_multi(spec.name) {
-            txn.queued.push(args);
+            txn.queued.push(std::mem::take(args));
             pipeline.ready(protocol, Frame::Simple("QUEUED".into()));
             return Flow::Continue;
         }
@@ -91,14 +93,14 @@ pub async fn dispatch(
         spec.name,
         "multi" | "exec" | "discard" | "watch" | "unwatch"
     ) {
-        return transaction::execute(shard, session, spec.name, &args, pipeline).await;
+        return transaction::execute(shard, session, spec.name, args, pipeline).await;
     }
     match spec.routing {
         KeyRouting::Connection => {
             // Connection commands may change the protocol or the identity: earlier replies are
             // encoded first, with the state they were asked under.
             pipeline.drain().await;
-            commands::execute(shard, session, spec, args, pipeline).await
+            commands::execute(shard, session, spec, std::mem::take(args), pipeline).await
         }
         KeyRouting::SingleKey => {
             let owner = shard.owner_of(&args[1]);
@@ -106,7 +108,7 @@ pub async fn dispatch(
             Flow::Continue
         }
         KeyRouting::MultiKey { step } => {
-            let parts = match fanout::split_keys(&args, step, shard.nr_shards) {
+            let parts = match fanout::split_keys(args, step, shard.nr_shards) {
                 Ok(parts) => parts,
                 Err(err) => {
                     pipeline.ready(protocol, err);
@@ -160,7 +162,8 @@ pub async fn dispatch(
             Flow::Continue
         }
         KeyRouting::AllShards => {
-            let reply = commands::all_shards(shard, session.db, scope, spec, args).await;
+            let reply =
+                commands::all_shards(shard, session.db, scope, spec, std::mem::take(args)).await;
             pipeline.ready(protocol, reply);
             Flow::Continue
         }
@@ -174,7 +177,7 @@ async fn execute_on(
     owner: usize,
     scope: Option<TxnId>,
     db: usize,
-    args: Vec<Bytes>,
+    args: &mut Vec<Bytes>,
     pipeline: &mut Pipeline,
     protocol: Protocol,
 ) {
@@ -184,11 +187,12 @@ async fn execute_on(
         let started = pipeline
             .command_started()
             .unwrap_or_else(CommandInstant::now);
-        let (frame, finished) = shard.execute_local_at(db, &args, started);
+        let (frame, finished) = shard.execute_local_at(db, args, started);
         pipeline.command_finished(finished);
         pipeline.durable(protocol, frame, shard.durable());
         return;
     }
+    let args = std::mem::take(args);
     let job: ShardJob = Box::new(move |s: &Shard| s.execute_local(db, &args));
     run_job_on(shard, owner, scope, job, pipeline, protocol).await;
 }

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use futures_channel::oneshot;
 use futures_lite::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
@@ -28,12 +28,19 @@ const WRITE_AHEAD: usize = 64 * 1024;
 /// An output buffer that grew past this is given back to the allocator once it is empty.
 const KEEP_OUTPUT_CAPACITY: usize = 1024 * 1024;
 
+/// Capacity of the reused argument vector kept after a request (a request with more arguments
+/// gives its extra memory back).
+const KEPT_ARGS: usize = 64;
+
 /// One connection's buffers and limits.
 struct Connection<'a, S> {
     shard: &'a Rc<Shard>,
     stream: S,
     session: Session,
     parser: RequestParser,
+    /// The arguments of the request being run, kept from request to request (a command run
+    /// on this shard borrows them; one handed elsewhere takes them).
+    args: Vec<Bytes>,
     authenticated_limits: RequestLimits,
     input: BytesMut,
     pipeline: Pipeline,
@@ -59,6 +66,7 @@ where
         stream,
         session,
         parser: RequestParser::new(),
+        args: Vec::new(),
         authenticated_limits: RequestLimits {
             max_args: config.max_multibulk_len,
             max_bulk_bytes: config.proto_max_bulk_len,
@@ -250,8 +258,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             };
             // Redis's `qbuf`: the query buffer as the command runs, the command included.
             let buffered = self.input.len();
-            match self.parser.parse(&mut self.input, limits) {
-                Ok(Some(args)) => {
+            let mut args = std::mem::take(&mut self.args);
+            args.clear();
+            match self.parser.parse_into(&mut self.input, limits, &mut args) {
+                Ok(true) => {
                     self.session.output_buffer_bytes = self.pipeline.out.len();
                     self.session.query_buffer_bytes = buffered;
                     if self.shard.info.pause.is_set() {
@@ -268,16 +278,24 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                             .await;
                     }
                     self.pipeline.start_request();
-                    let flow =
-                        dispatch::dispatch(self.shard, &mut self.session, args, &mut self.pipeline)
-                            .await;
+                    let flow = dispatch::dispatch(
+                        self.shard,
+                        &mut self.session,
+                        &mut args,
+                        &mut self.pipeline,
+                    )
+                    .await;
+                    args.clear();
+                    args.shrink_to(KEPT_ARGS);
+                    self.args = args;
                     self.pipeline.end_command();
                     self.sync_client();
                     if let Flow::Close(reason) = flow {
                         return Err(self.finish(reason).await);
                     }
                 }
-                Ok(None) => {
+                Ok(false) => {
+                    self.args = args;
                     self.pipeline.restart_clock();
                     break;
                 }

@@ -149,8 +149,8 @@ async fn exec(
     pipeline.raw(Bytes::from(format!("*{}\r\n", queued.len())));
     session.txn_scope = scope;
     let mut flow = Flow::Continue;
-    for args in queued {
-        flow = Box::pin(dispatch(shard, session, args, pipeline)).await;
+    for mut args in queued {
+        flow = Box::pin(dispatch(shard, session, &mut args, pipeline)).await;
         if flow != Flow::Continue {
             break;
         }

@@ -134,28 +134,49 @@ impl RequestParser {
         buf: &mut BytesMut,
         limits: &RequestLimits,
     ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        let mut args = Vec::new();
+        Ok(self.parse_into(buf, limits, &mut args)?.then_some(args))
+    }
+
+    /// As [`RequestParser::parse`], appending the arguments of a complete request to `args`
+    /// (`Ok(true)`; `Ok(false)`: more bytes are needed and `args` is unchanged), so a caller
+    /// can reuse one vector for all its requests.
+    pub fn parse_into(
+        &mut self,
+        buf: &mut BytesMut,
+        limits: &RequestLimits,
+        args: &mut Vec<Bytes>,
+    ) -> Result<bool, ProtocolError> {
         loop {
             if self.multibulk.is_none() && self.pos == 0 {
                 if buf.is_empty() {
-                    return Ok(None);
+                    return Ok(false);
                 }
                 if buf[0] != b'*' {
                     match self.inline(buf, limits)? {
-                        Some(args) if args.is_empty() => continue,
-                        other => return Ok(other),
+                        Some(parts) if parts.is_empty() => continue,
+                        Some(parts) => {
+                            args.extend(parts);
+                            return Ok(true);
+                        }
+                        None => return Ok(false),
                     }
                 }
             } else if self.multibulk.is_none() {
                 // Resuming an inline line.
                 match self.inline(buf, limits)? {
-                    Some(args) if args.is_empty() => continue,
-                    other => return Ok(other),
+                    Some(parts) if parts.is_empty() => continue,
+                    Some(parts) => {
+                        args.extend(parts);
+                        return Ok(true);
+                    }
+                    None => return Ok(false),
                 }
             }
-            match self.multibulk(buf, limits)? {
-                Step::Done(args) => return Ok(Some(args)),
+            match self.multibulk(buf, limits, args)? {
+                Step::Done => return Ok(true),
                 Step::Skip => continue,
-                Step::Wait => return Ok(None),
+                Step::Wait => return Ok(false),
             }
         }
     }
@@ -194,6 +215,7 @@ impl RequestParser {
         &mut self,
         buf: &mut BytesMut,
         limits: &RequestLimits,
+        args: &mut Vec<Bytes>,
     ) -> Result<Step, ProtocolError> {
         if self.multibulk.is_none() {
             let Some((n, next)) = header_line(buf, 0, limits, ProtocolError::TooBigMultibulkCount)?
@@ -270,18 +292,14 @@ impl RequestParser {
             mb.remaining -= 1;
         }
         let chunk = buf.split_to(self.pos).freeze();
-        let args = self
-            .ranges
-            .iter()
-            .map(|&(s, e)| chunk.slice(s..e))
-            .collect();
+        args.extend(self.ranges.iter().map(|&(s, e)| chunk.slice(s..e)));
         self.reset();
-        Ok(Step::Done(args))
+        Ok(Step::Done)
     }
 }
 
 enum Step {
-    Done(Vec<Bytes>),
+    Done,
     Skip,
     Wait,
 }
