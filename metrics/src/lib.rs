@@ -97,3 +97,4 @@ pub use stall::{
 };
 pub use task::{instrument, Instrumented};
 pub use throttle::LogThrottle;
+pub use watchdog::start as start_stall_watchdog;

@@ -181,7 +181,7 @@ impl ShardMonitor {
                 reported.clone(),
                 suppressed.clone(),
             ));
-            watchdog::register(&watch, watchdog::tick(cfg.blocked_reactor_notify));
+            watchdog::register(&watch);
             watch
         });
         ShardMonitor {
@@ -330,10 +330,10 @@ pub(crate) fn maintenance_tick_at(now: Instant) {
 /// Called by [`crate::Instrumented`] as a timed poll of task queue `queue` starts, `now`:
 /// reads the thread's clocks as the reference of the next long poll when the last reading is
 /// older than [`REFERENCE_MAX_AGE`], and shows the poll to the watchdog. Returns the poll's
-/// start — `now`, or the instant right after the reading (a preemption during the reading
-/// belongs to neither) — and its watchdog stamp.
+/// start: `now`, or the instant right after the reading (a preemption during the reading
+/// belongs to neither).
 #[inline]
-pub(crate) fn poll_start(now: Instant, queue: &'static str) -> (Instant, u64) {
+pub(crate) fn poll_start(now: Instant, queue: &'static str) -> Instant {
     let fresh = CONTEXT
         .try_with(|ctx| {
             ctx.queue.set(queue);
@@ -343,16 +343,15 @@ pub(crate) fn poll_start(now: Instant, queue: &'static str) -> (Instant, u64) {
         })
         .unwrap_or(true);
     let start = if fresh { now } else { read_reference() };
-    let since = watchdog::nanos_since_base(start);
-    watchdog::poll_started(since);
-    (start, since)
+    watchdog::poll_started(watchdog::nanos_since_base(start));
+    start
 }
 
-/// Called by [`crate::Instrumented`] when the timed poll stamped `since` returns: what the
-/// watchdog did with it while it ran.
+/// Called by [`crate::Instrumented`] when a timed poll returns: what the watchdog did with it
+/// while it ran.
 #[inline]
-pub(crate) fn poll_end(since: u64) -> Watched {
-    watchdog::poll_ended(since)
+pub(crate) fn poll_end() -> Watched {
+    watchdog::poll_ended()
 }
 
 #[cold]

@@ -122,10 +122,10 @@ impl<F: Future> Future for Instrumented<F> {
             Some(threshold) if !outer_in_poll => threshold,
             _ => return this.inner.poll(cx),
         };
-        let (start, since) = stall::poll_start(Instant::now(), this.queue);
+        let start = stall::poll_start(Instant::now(), this.queue);
         let result = this.inner.poll(cx);
         let ran = start.elapsed();
-        let watched = stall::poll_end(since);
+        let watched = stall::poll_end();
         if ran > threshold {
             stall::record_stall(this.queue, activity::current(), start, ran, watched);
         }

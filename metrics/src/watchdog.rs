@@ -51,6 +51,11 @@ pub(crate) const CAPTURE_WAIT: Duration = Duration::from_millis(50);
 /// Deepest stack captured, in frames.
 const MAX_FRAMES: usize = 48;
 
+/// Marks of [`PollWatch::running_since`] (stamps stay far below them: 2^62 ns is 146 years).
+const REPORTED: u64 = 1 << 63;
+const SUPPRESSED: u64 = 1 << 62;
+const MARKS: u64 = REPORTED | SUPPRESSED;
+
 /// Capture states.
 const IDLE: u8 = 0;
 const REQUESTED: u8 = 1;
@@ -70,13 +75,14 @@ pub(crate) struct PollWatch {
     shard: usize,
     /// The shard thread.
     thread: libc::pthread_t,
-    /// Start of the poll running now ([`nanos_since_base`]); 0 between polls.
+    /// Start of the poll running now ([`nanos_since_base`]), with [`REPORTED`] /
+    /// [`SUPPRESSED`] set by the watchdog; 0 between polls. The shard swaps it to 0 as the
+    /// poll ends, so a poll is either marked while it runs or not at all.
     running_since: AtomicU64,
-    /// The poll the watchdog considered last (its start), and at how many report points.
+    /// The poll the watchdog considered last (its start), and at how many report points
+    /// (watchdog thread only).
     considered_poll: AtomicU64,
     reports: AtomicU32,
-    /// The poll the watchdog logged a report of last (its start).
-    logged_poll: AtomicU64,
     /// First report point, ns.
     threshold_ns: u64,
     /// The per-minute limit, shared with the reports made at a poll's end.
@@ -119,7 +125,6 @@ impl PollWatch {
             running_since: AtomicU64::new(0),
             considered_poll: AtomicU64::new(0),
             reports: AtomicU32::new(0),
-            logged_poll: AtomicU64::new(0),
             threshold_ns: u64::try_from(threshold.as_nanos()).unwrap_or(u64::MAX),
             limiter,
             reported,
@@ -140,17 +145,26 @@ impl PollWatch {
         self.running_since.store(since, Ordering::Relaxed);
     }
 
-    /// The poll that started at `since` ended; what the watchdog did with it while it ran.
+    /// The poll running ended; what the watchdog did with it while it ran.
     #[inline]
-    pub(crate) fn poll_ended(&self, since: u64) -> Watched {
-        self.running_since.store(0, Ordering::Relaxed);
-        if self.considered_poll.load(Ordering::Acquire) != since {
-            Watched::No
-        } else if self.logged_poll.load(Ordering::Acquire) == since {
+    pub(crate) fn poll_ended(&self) -> Watched {
+        let marks = self.running_since.swap(0, Ordering::AcqRel);
+        if marks & REPORTED != 0 {
             Watched::Reported
-        } else {
+        } else if marks & SUPPRESSED != 0 {
             Watched::Suppressed
+        } else {
+            Watched::No
         }
+    }
+
+    /// Marks the poll stamped `since` with `mark` if it is still running; false once it ended.
+    fn mark(&self, since: u64, mark: u64) -> bool {
+        self.running_since
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |now| {
+                (now & !MARKS == since).then_some(now | mark)
+            })
+            .is_ok()
     }
 }
 
@@ -185,10 +199,10 @@ pub(crate) fn poll_started(since: u64) {
     });
 }
 
-/// The timed poll stamped `since` ended on the calling thread: whether the watchdog reported
-/// it while it ran.
+/// The timed poll running on the calling thread ended: what the watchdog did with it while it
+/// ran.
 #[inline]
-pub(crate) fn poll_ended(since: u64) -> Watched {
+pub(crate) fn poll_ended() -> Watched {
     THIS_WATCH
         .try_with(|slot| {
             let watch = slot.get();
@@ -196,7 +210,7 @@ pub(crate) fn poll_ended(since: u64) -> Watched {
                 Watched::No
             } else {
                 // SAFETY: as in `poll_started`.
-                unsafe { (*watch).poll_ended(since) }
+                unsafe { (*watch).poll_ended() }
             }
         })
         .unwrap_or(Watched::No)
@@ -208,17 +222,24 @@ fn registry() -> &'static Mutex<Vec<Weak<PollWatch>>> {
     WATCHES.get_or_init(|| Mutex::new(Vec::new()))
 }
 
-/// Registers `watch` (created on the calling shard thread) with the watchdog, starting the
-/// watchdog thread and the signal handler the first time.
-pub(crate) fn register(watch: &Arc<PollWatch>, tick: Duration) {
-    static STARTED: OnceLock<bool> = OnceLock::new();
+/// Registers `watch` (created on the calling shard thread) with the watchdog, which reports
+/// its polls once [`start`] has run.
+pub(crate) fn register(watch: &Arc<PollWatch>) {
     let _ = THIS_WATCH.try_with(|slot| slot.set(Arc::as_ptr(watch)));
     if let Ok(mut watches) = registry().lock() {
         watches.retain(|w| w.strong_count() > 0);
         watches.push(Arc::downgrade(watch));
     }
+}
+
+/// Starts the watchdog thread (once per process), looking every [`tick`] of `notify`, and
+/// installs the signal handler. The thread inherits the caller's CPU affinity: call it from a
+/// thread pinned away from the shards, so the watchdog does not take a shard's CPU.
+pub fn start(notify: Duration) {
+    static STARTED: OnceLock<bool> = OnceLock::new();
     STARTED.get_or_init(|| {
         install_handler();
+        let tick = tick(notify);
         std::thread::Builder::new()
             .name("stall-watchdog".into())
             .spawn(move || watch_forever(tick))
@@ -309,7 +330,7 @@ fn watch_forever(tick: Duration) {
 
 /// Reports `watch`'s running poll if it passed its next report point.
 fn check(watch: &PollWatch, now: u64) {
-    let since = watch.running_since.load(Ordering::Relaxed);
+    let since = watch.running_since.load(Ordering::Acquire) & !MARKS;
     if since == 0 {
         return;
     }
@@ -324,27 +345,25 @@ fn check(watch: &PollWatch, now: u64) {
         return;
     }
     watch.reports.store(done + 1, Ordering::Relaxed);
-    watch.considered_poll.store(since, Ordering::Release);
+    watch.considered_poll.store(since, Ordering::Relaxed);
     let decision = match watch.limiter.lock() {
         Ok(mut limiter) => limiter.decide(Instant::now()),
         Err(_) => return,
     };
     if decision == Decision::Suppress {
-        watch.suppressed.inc();
+        if watch.mark(since, SUPPRESSED) {
+            watch.suppressed.inc();
+        }
+        return;
+    }
+    let captured = capture(watch);
+    // Reported only if still running now: otherwise its end reports it (and the stack may be
+    // of what ran next).
+    if !watch.mark(since, REPORTED) {
         return;
     }
     watch.reported.inc();
-    watch.logged_poll.store(since, Ordering::Release);
-    let captured = capture(watch);
     let ms = ran / 1_000_000;
-    if watch.running_since.load(Ordering::Relaxed) != since {
-        // Ended while its stack was taken: the stack may be of what ran next.
-        tracing::warn!(
-            "Reactor stalled for {ms} ms on shard {} (it ended as it was being reported)",
-            watch.shard
-        );
-        return;
-    }
     match captured {
         Some((queue, activity, frames)) => tracing::warn!(
             "Reactor stalled for {ms} ms on shard {} and still running, in task queue {queue}, \
@@ -396,7 +415,8 @@ fn capture(watch: &PollWatch) -> Option<(&'static str, Activity, String)> {
 /// debug info.
 fn symbolise(frames: &[AtomicUsize]) -> String {
     let mut out = String::new();
-    for (n, ip) in frames.iter().map(|f| f.load(Ordering::Relaxed)).enumerate() {
+    let ips = frames.iter().map(|f| f.load(Ordering::Relaxed));
+    for (n, ip) in ips.take_while(|&ip| ip != 0).enumerate() {
         out.push_str(&format!("  {n}: {}\n", describe(ip)));
     }
     out

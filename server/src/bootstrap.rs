@@ -24,14 +24,22 @@ use crate::listener::bind_reuseport;
 use crate::server::{run_shards, Shared};
 use crate::tls::{ensure_dev_certificate, ServerTls, TlsFiles};
 
+/// Smallest `--task-quota-ms`: at 0.01 ms glommio's preempt timer fired so often that the
+/// shard answered nothing (a fresh-user trial); 0.05 ms still serves.
+const MIN_TASK_QUOTA_MS: f64 = 0.05;
+/// Largest `--task-quota-ms` (a stall is a poll longer than twice it).
+const MAX_TASK_QUOTA_MS: f64 = 1000.0;
+
 /// Runs the server with `config` until SIGINT/SIGTERM. Errors are one-line explanations for
 /// the operator (bad flag values, unreadable files, ports in use, locked-memory limit).
 pub fn run(config: ServerConfig) -> Result<(), String> {
     let allowed = allowed_cpus().map_err(|err| format!("sched_getaffinity failed: {err}"))?;
     let cpus = shard_cpus(&allowed, config.smp)?;
-    if !(config.task_quota_ms > 0.0 && config.task_quota_ms.is_finite()) {
+    if !(MIN_TASK_QUOTA_MS..=MAX_TASK_QUOTA_MS).contains(&config.task_quota_ms) {
         return Err(format!(
-            "--task-quota-ms must be a positive number of milliseconds, got {}",
+            "--task-quota-ms must be between {MIN_TASK_QUOTA_MS} and {MAX_TASK_QUOTA_MS} \
+             milliseconds, got {} (below, the preempt timer leaves no time to run tasks; \
+             above, no poll would ever count as a stall)",
             config.task_quota_ms
         ));
     }
@@ -53,6 +61,9 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     let helpers = helper_cpus(&allowed, &cpus);
     pin_current_thread(&helpers)
         .map_err(|err| format!("cannot pin helper threads to CPU(s) {helpers:?}: {err}"))?;
+    shardline_metrics::start_stall_watchdog(Duration::from_millis(
+        config.blocked_reactor_notify_ms,
+    ));
 
     // Held (open and locked) until `run` returns.
     let _data_dir_lock = match config.appendonly {

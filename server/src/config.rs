@@ -108,8 +108,8 @@ pub struct ServerConfig {
     /// process's affinity mask.
     #[arg(long, env = "SHARDLINE_SMP")]
     pub smp: Option<usize>,
-    /// Task quota in milliseconds: glommio's preempt timer; a poll longer than twice this is a
-    /// reactor stall (Seastar's definition).
+    /// Task quota in milliseconds (0.05–1000): glommio's preempt timer; a poll longer than
+    /// twice this is a reactor stall (Seastar's definition).
     #[arg(long, env = "SHARDLINE_TASK_QUOTA_MS", default_value_t = 0.5)]
     pub task_quota_ms: f64,
     /// Address every shard listens on (SO_REUSEPORT: one listening socket per shard).
