@@ -99,9 +99,39 @@ impl fmt::Display for StallReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "Reactor stalled for {} ms on shard {} (on CPU {} ms, preempted {} ms",
+            "Reactor stalled for {} ms on shard {} ",
             self.ran.as_millis(),
-            self.shard,
+            self.shard
+        )?;
+        self.write_details(f)
+    }
+}
+
+impl StallReport {
+    /// The line logged when a stall the watchdog reported while it ran ends: `Reactor stall
+    /// on shard S ended after N ms (on CPU …), in task queue G, while <activity>`.
+    pub(crate) fn ended(&self) -> String {
+        struct Ended<'a>(&'a StallReport);
+        impl fmt::Display for Ended<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let report = self.0;
+                write!(
+                    f,
+                    "Reactor stall on shard {} ended after {} ms ",
+                    report.shard,
+                    report.ran.as_millis()
+                )?;
+                report.write_details(f)
+            }
+        }
+        Ended(self).to_string()
+    }
+
+    /// `(on CPU A ms, preempted B ms[, blocked C ms]), in task queue G, while <activity>`.
+    fn write_details(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "(on CPU {} ms, preempted {} ms",
             self.split.on_cpu.as_millis(),
             self.split.preempted.as_millis(),
         )?;
@@ -112,23 +142,6 @@ impl fmt::Display for StallReport {
             f,
             "), in task queue {}, while {}",
             self.queue, self.activity
-        )
-    }
-}
-
-impl StallReport {
-    /// The line logged when a stall the watchdog reported while it ran ends: `Reactor stall
-    /// on shard S ended after N ms (on CPU …), in task queue G, while <activity>`.
-    pub(crate) fn ended(&self) -> String {
-        let full = self.to_string();
-        let split = full
-            .split_once(" (on CPU")
-            .map(|(_, rest)| rest)
-            .unwrap_or_default();
-        format!(
-            "Reactor stall on shard {} ended after {} ms (on CPU{split}",
-            self.shard,
-            self.ran.as_millis()
         )
     }
 }
@@ -239,6 +252,11 @@ mod tests {
             slept.to_string(),
             "Reactor stalled for 100 ms on shard 3 (on CPU 0 ms, preempted 0 ms, blocked 100 \
              ms), in task queue auth, while auth-hash"
+        );
+        assert_eq!(
+            slept.ended(),
+            "Reactor stall on shard 3 ended after 100 ms (on CPU 0 ms, preempted 0 ms, blocked \
+             100 ms), in task queue auth, while auth-hash"
         );
         let summary = SuppressedSummary {
             suppressed: 7,

@@ -8,8 +8,9 @@
 //! 2 × task quota is handed to the shard's [`crate::stall`] monitor.
 //!
 //! Cost per poll when a monitor is installed: one thread-local access, two
-//! `Instant::now()` calls and one comparison; the monitor is only consulted for stalls, and
-//! to read the thread's CPU and run-queue clocks at a poll start at most every 250 µs
+//! `Instant::now()` calls, one comparison, and the watchdog's stamp (a store at the start, a
+//! swap at the end, [`crate::watchdog`]); the monitor is only consulted for stalls, and to
+//! read the thread's CPU and run-queue clocks at a poll start at most every 250 µs
 //! ([`crate::thread_times`]), which a stall is split from.
 //! Without a monitor (e.g. in other crates' unit tests) polls are not timed at all.
 //!

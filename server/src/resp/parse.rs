@@ -148,11 +148,12 @@ impl RequestParser {
         args: &mut Vec<Bytes>,
     ) -> Result<bool, ProtocolError> {
         loop {
-            if self.multibulk.is_none() && self.pos == 0 {
-                if buf.is_empty() {
+            if self.multibulk.is_none() {
+                if self.pos == 0 && buf.is_empty() {
                     return Ok(false);
                 }
-                if buf[0] != b'*' {
+                // A new request that is not a multibulk, or an inline line being resumed.
+                if self.pos > 0 || buf[0] != b'*' {
                     match self.inline(buf, limits)? {
                         Some(parts) if parts.is_empty() => continue,
                         Some(parts) => {
@@ -161,16 +162,6 @@ impl RequestParser {
                         }
                         None => return Ok(false),
                     }
-                }
-            } else if self.multibulk.is_none() {
-                // Resuming an inline line.
-                match self.inline(buf, limits)? {
-                    Some(parts) if parts.is_empty() => continue,
-                    Some(parts) => {
-                        args.extend(parts);
-                        return Ok(true);
-                    }
-                    None => return Ok(false),
                 }
             }
             match self.multibulk(buf, limits, args)? {
