@@ -433,9 +433,12 @@ impl Reactor {
         source
     }
 
-    pub(crate) fn poll_read_ready(&self, fd: RawFd) -> Source {
+    /// A multishot read-readiness poll on `fd`: it stays armed until the returned source is
+    /// dropped, and each wake-up of the file sets the source's result (shardline patch).
+    pub(crate) fn poll_read_ready_multishot(&self, fd: RawFd) -> Source {
         let source = self.new_source(fd, SourceType::PollAdd, None);
-        self.sys.poll_ready(&source, common_flags() | read_flags());
+        self.sys
+            .poll_ready_multishot(&source, common_flags() | read_flags());
         source
     }
 

@@ -209,5 +209,8 @@ bitflags::bitflags! {
     #[derive(Debug, Clone, Copy)]
     pub struct CompletionFlags: u32 {
         const BUFFER_SHIFT    = 1 << 0;
+        /// `IORING_CQE_F_MORE` (Linux 5.13): a multishot request stays armed and will post
+        /// more completions (shardline patch).
+        const MORE            = 1 << 1;
     }
 }

@@ -221,6 +221,9 @@ pub(crate) struct NonBufferedStream<S> {
     stream: S,
     source_tx: Option<Source>,
     source_rx: Option<Source>,
+    /// The last read filled the caller's buffer: the socket may hold more data although no
+    /// new wake-up will come for it (shardline patch).
+    rx_maybe_unread: bool,
     write_timeout: Timeout,
     read_timeout: Timeout,
 }
@@ -229,7 +232,7 @@ impl<S: AsRawFd> NonBufferedStream<S> {
     fn init(&mut self) {
         let reactor = self.reactor.upgrade().unwrap();
         let stream_fd = self.stream.as_raw_fd();
-        self.source_rx = Some(reactor.poll_read_ready(stream_fd));
+        self.source_rx = Some(reactor.poll_read_ready_multishot(stream_fd));
     }
 
     pub(crate) fn try_peek(&self, buf: &mut [u8]) -> Option<io::Result<usize>> {
@@ -253,6 +256,14 @@ impl<S: AsRawFd> NonBufferedStream<S> {
         Ok(sz)
     }
 
+    /// shardline patch: the stream keeps one multishot poll armed for reading
+    /// (`Reactor::poll_read_ready_multishot`) instead of arming a one-shot poll after every
+    /// read, which cost an SQE, a kernel poll registration and its teardown per request. A
+    /// completion of the poll (a wake-up of the socket) means "try to read"; a read that
+    /// filled `buf` means there may be more without a new wake-up. When the kernel ends the
+    /// poll (its final completion, or a kernel without `IORING_POLL_ADD_MULTI`, which ends it
+    /// with `EINVAL`) a new one is armed the next time the stream has to wait, so the path
+    /// degrades to one-shot polls.
     pub(crate) fn poll_read(
         &mut self,
         cx: &Context<'_>,
@@ -261,25 +272,28 @@ impl<S: AsRawFd> NonBufferedStream<S> {
         let reactor = self.reactor.upgrade().unwrap();
         let reactor = reactor.as_ref();
 
-        let no_pending_poll = self
-            .source_rx
-            .as_ref()
-            .map(|src| src.result().is_some())
-            .unwrap_or(true);
+        let readable = self.rx_maybe_unread
+            || self
+                .source_rx
+                .as_ref()
+                .is_none_or(|src| src.result().is_some());
 
-        if no_pending_poll {
+        if readable {
+            if let Some(src) = &self.source_rx {
+                src.clear_result();
+                if !src.in_flight() {
+                    self.source_rx = None;
+                }
+            }
+            self.rx_maybe_unread = false;
             if let Some(result) = super::yolo_recv(self.stream.as_raw_fd(), buf) {
-                self.source_rx.take();
                 self.read_timeout.cancel_timer(reactor);
                 let result = poll_err!(result);
-                // Start an early poll if the buffer is not fully filled. So when
-                // the next time `poll_read` is called, it will be known immediately
-                // whether the underlying stream is ready for reading.
-                if result > 0 && result < buf.len() {
-                    self.source_rx = Some(reactor.poll_read_ready(self.stream.as_raw_fd()));
-                    // The `rush_dispatch`s here and after could be removed to
-                    // improve performance if #458 is handled appropriately.
-                    // reactor.rush_dispatch(self.source_rx.as_ref().unwrap());
+                if result == buf.len() {
+                    self.rx_maybe_unread = true;
+                } else if result > 0 && self.source_rx.is_none() {
+                    // Armed now, so the next read knows at once whether data arrived.
+                    self.arm_read_poll(reactor);
                 }
                 return Poll::Ready(Ok(result));
             }
@@ -287,15 +301,18 @@ impl<S: AsRawFd> NonBufferedStream<S> {
 
         poll_err!(self.read_timeout.check(reactor));
 
-        if no_pending_poll {
-            self.source_rx = Some(reactor.poll_read_ready(self.stream.as_raw_fd()));
-            // reactor.rush_dispatch(self.source_rx.as_ref().unwrap());
+        if self.source_rx.is_none() {
+            self.arm_read_poll(reactor);
         }
 
         let source = self.source_rx.as_ref().unwrap();
         source.add_waiter_single(cx.waker());
         self.read_timeout.maybe_set_timer(reactor, cx.waker());
         Poll::Pending
+    }
+
+    fn arm_read_poll(&mut self, reactor: &Reactor) {
+        self.source_rx = Some(reactor.poll_read_ready_multishot(self.stream.as_raw_fd()));
     }
 
     pub(crate) fn poll_write(&mut self, cx: &Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
@@ -366,6 +383,7 @@ where
             stream: socket.into(),
             source_tx: None,
             source_rx: None,
+            rx_maybe_unread: false,
             write_timeout: Timeout::new(reactor.register_timer()),
             read_timeout: Timeout::new(reactor.register_timer()),
         };

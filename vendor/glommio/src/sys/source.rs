@@ -274,6 +274,18 @@ impl Source {
         ret
     }
 
+    /// Forgets the last completion's result, so that `result()` is `None` until the next
+    /// completion of a multishot request (shardline patch).
+    pub(crate) fn clear_result(&self) {
+        self.inner.borrow_mut().wakers.result = None;
+    }
+
+    /// Whether the request is queued or in the kernel: false once its final completion
+    /// arrived (shardline patch; a multishot request stays in flight across completions).
+    pub(crate) fn in_flight(&self) -> bool {
+        self.inner.borrow().enqueued.is_some()
+    }
+
     // adds a single waiter to the list, replacing any waiter that may already
     // exist. Should be used for single streams that map a future 1:1 to their I/O
     // source

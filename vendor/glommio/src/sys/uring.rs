@@ -52,11 +52,17 @@ use nix::sys::{
 use smallvec::SmallVec;
 
 const MSG_ZEROCOPY: i32 = 0x4000000;
+/// `IORING_POLL_ADD_MULTI` from `<linux/io_uring.h>`.
+const IORING_POLL_ADD_MULTI: u32 = 1;
 
 #[allow(dead_code)]
 #[derive(Debug)]
 enum UringOpDescriptor {
     PollAdd(PollFlags),
+    /// A multishot `POLL_ADD` (`IORING_POLL_ADD_MULTI`, Linux 5.13): armed once, it posts a
+    /// completion flagged `IORING_CQE_F_MORE` at every wake-up of the file until cancelled
+    /// (shardline patch).
+    PollAddMulti(PollFlags),
     PollRemove(*const u8),
     Cancel(u64),
     Write(*const u8, usize, u64),
@@ -276,6 +282,11 @@ fn fill_sqe<F>(
         match op.args {
             UringOpDescriptor::PollAdd(events) => {
                 sqe.prep_poll_add(op.fd, events);
+            }
+            UringOpDescriptor::PollAddMulti(events) => {
+                sqe.prep_poll_add(op.fd, events);
+                // IORING_POLL_ADD_MULTI travels in the SQE's `len`.
+                sqe.raw_mut().len = IORING_POLL_ADD_MULTI;
             }
             UringOpDescriptor::PollRemove(to_remove) => {
                 user_data = 0;
@@ -559,9 +570,14 @@ where
             return Some(false);
         }
 
-        let src = source_map
-            .borrow_mut()
-            .consume_source(from_user_data(value.user_data()));
+        // shardline patch: a multishot request that stays armed keeps its slot in the source
+        // map; only its final completion (no `IORING_CQE_F_MORE`) consumes it.
+        let id = from_user_data(value.user_data());
+        let src = if value.flags().contains(iou::cqe::CompletionFlags::MORE) {
+            source_map.borrow()[id].clone()
+        } else {
+            source_map.borrow_mut().consume_source(id)
+        };
 
         let result = value.result();
 
@@ -850,8 +866,13 @@ impl UringCommon for PollRing {
 
     fn consume_one_event(&mut self) -> Option<bool> {
         let source_map = self.source_map.clone();
+        let cqe = self.ring.peek_for_cqe();
+        // A multishot request's non-final completion leaves it in the kernel.
+        let stays_armed = cqe
+            .as_ref()
+            .is_some_and(|cqe| cqe.flags().contains(iou::cqe::CompletionFlags::MORE));
         process_one_event(
-            self.ring.peek_for_cqe(),
+            cqe,
             |_| None,
             |mut src, res| {
                 record_stats(self, &mut src, &res);
@@ -860,7 +881,9 @@ impl UringCommon for PollRing {
             source_map,
         )
         .map(|x| {
-            self.in_kernel -= 1;
+            if !stays_armed {
+                self.in_kernel -= 1;
+            }
             x
         })
     }
@@ -1190,8 +1213,13 @@ impl UringCommon for SleepableRing {
 
     fn consume_one_event(&mut self) -> Option<bool> {
         let source_map = self.source_map.clone();
+        let cqe = self.ring.peek_for_cqe();
+        // A multishot request's non-final completion leaves it in the kernel.
+        let stays_armed = cqe
+            .as_ref()
+            .is_some_and(|cqe| cqe.flags().contains(iou::cqe::CompletionFlags::MORE));
         process_one_event(
-            self.ring.peek_for_cqe(),
+            cqe,
             |source| match source.source_type {
                 SourceType::LinkRings => Some(()),
                 _ => None,
@@ -1206,7 +1234,9 @@ impl UringCommon for SleepableRing {
             source_map,
         )
         .map(|x| {
-            self.in_kernel -= 1;
+            if !stays_armed {
+                self.in_kernel -= 1;
+            }
             x
         })
     }
@@ -1466,6 +1496,19 @@ impl Reactor {
 
     pub(crate) fn read_buffered(&self, source: &Source, pos: u64, size: usize) {
         let op = UringOpDescriptor::Read(pos, size);
+        queue_request_into_ring(
+            &mut *self.ring_for_source(source),
+            source,
+            op,
+            &mut self.source_map.borrow_mut(),
+        );
+    }
+
+    /// Arms a multishot poll on `source`'s file (see `UringOpDescriptor::PollAddMulti`):
+    /// every wake-up of the file sets the source's result (the poll mask) and wakes its
+    /// waiters, until the source is dropped (shardline patch).
+    pub(crate) fn poll_ready_multishot(&self, source: &Source, flags: PollFlags) {
+        let op = UringOpDescriptor::PollAddMulti(flags);
         queue_request_into_ring(
             &mut *self.ring_for_source(source),
             source,
@@ -1854,12 +1897,26 @@ impl Reactor {
 
         // Schedule the throughput-based timeout immediately: it won't matter if we end
         // up sleeping.
-        self.throughput_preemption_timeout_src.replace(Some(
-            main_ring.prepare_throughput_preemption_timer(
-                self.ring_depth() as u32,
-                self.eventfd_src.raw(),
-            ),
-        ));
+        //
+        // shardline patch: only when the previous one has fired. Replacing it on every call
+        // cost an async cancel and two new SQEs per reactor iteration; kept armed, it fires
+        // after `ring_depth` completions since it was armed rather than since this call,
+        // which at worst preempts a task queue early once per `ring_depth` completions.
+        let throughput_timer = self.throughput_preemption_timeout_src.take();
+        if throughput_timer
+            .as_ref()
+            .is_some_and(|timer| timer.result().is_none())
+        {
+            self.throughput_preemption_timeout_src.set(throughput_timer);
+        } else {
+            drop(throughput_timer);
+            self.throughput_preemption_timeout_src.replace(Some(
+                main_ring.prepare_throughput_preemption_timer(
+                    self.ring_depth() as u32,
+                    self.eventfd_src.raw(),
+                ),
+            ));
+        }
 
         // This will only dispatch if we run out of sqes. Which means until
         // flush_rings! nothing is really send to the kernel...
