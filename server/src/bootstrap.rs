@@ -33,6 +33,11 @@ const MAX_TASK_QUOTA_MS: f64 = 1000.0;
 /// Runs the server with `config` until SIGINT/SIGTERM. Errors are one-line explanations for
 /// the operator (bad flag values, unreadable files, ports in use, locked-memory limit).
 pub fn run(config: ServerConfig) -> Result<(), String> {
+    if config.disable_thp == crate::thp::DisableThp::Yes {
+        crate::thp::disable_for_process().map_err(|err| {
+            format!("prctl(PR_SET_THP_DISABLE) failed: {err} (start with --disable-thp no)")
+        })?;
+    }
     let allowed = allowed_cpus().map_err(|err| format!("sched_getaffinity failed: {err}"))?;
     let cpus = shard_cpus(&allowed, config.smp)?;
     if !(MIN_TASK_QUOTA_MS..=MAX_TASK_QUOTA_MS).contains(&config.task_quota_ms) {

@@ -302,6 +302,11 @@ pub struct ServerConfig {
     /// (Redis's `timeout`); 0 = never. CONFIG SET may change it.
     #[arg(long, env = "SHARDLINE_TIMEOUT", default_value_t = 0)]
     pub timeout: u64,
+    /// Transparent huge pages for the process (Redis's `disable-thp`): `yes` turns them off at
+    /// start (`prctl(PR_SET_THP_DISABLE)`), so no page fault zeroes 2 MiB inside a shard's
+    /// task; `no` leaves the kernel's and the allocator's choice.
+    #[arg(long, env = "SHARDLINE_DISABLE_THP", value_enum, default_value_t = crate::thp::DisableThp::Yes)]
+    pub disable_thp: crate::thp::DisableThp,
     /// Dataset memory limit over all shards (Redis's `maxmemory`; units as Redis: `100mb`,
     /// `1gb`, bytes), split evenly: each shard keeps its keys within `maxmemory / smp` bytes
     /// of estimated use (see README "Memory limit"). 0 = no limit. CONFIG SET may change it.

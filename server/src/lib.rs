@@ -31,6 +31,7 @@ pub mod shard;
 pub mod shutdown;
 pub mod slowlog;
 pub mod stats;
+pub mod thp;
 pub mod tls;
 pub mod txn;
 
