@@ -102,8 +102,18 @@ pub mod tls_failure {
     pub const INTERNAL: &str = "internal";
     /// The client closed while its ClientHello waited for a login slot: not answered.
     pub const ABANDONED: &str = "abandoned";
+    /// The client's first byte was not a TLS record: a plaintext client on the TLS port.
+    pub const PLAINTEXT: &str = "plaintext";
     /// Every value, as exported at zero from the start.
-    pub const ALL: [&str; 6] = [TIMEOUT, MAX_DURATION, IO, PROTOCOL, INTERNAL, ABANDONED];
+    pub const ALL: [&str; 7] = [
+        TIMEOUT,
+        MAX_DURATION,
+        IO,
+        PROTOCOL,
+        INTERNAL,
+        ABANDONED,
+        PLAINTEXT,
+    ];
 }
 
 /// `kind` of `shardline_command_errors_total`.

@@ -19,7 +19,7 @@ use tracing::{error, info, warn};
 use crate::accept::{accept_loop, ClientSlots, SpareDescriptors};
 use crate::aof::{Aof, AppendOnly};
 use crate::config::ServerConfig;
-use crate::connection::SilentConnections;
+use crate::connection::{PlaintextLog, SilentConnections};
 use crate::forward::{
     serve_peer_replies, serve_peer_requests, Peers, ReplyBatch, ShardBatch, BATCHES_IN_FLIGHT,
 };
@@ -330,6 +330,7 @@ async fn shard_main(
         info: InfoCounters::default(),
         aof,
         silent: SilentConnections::default(),
+        plaintext_log: PlaintextLog::default(),
         gate: Default::default(),
         runtime: RefCell::new(RuntimeConfig::from_config(config, shared.clients.max())),
         slowlog: Slowlog::default(),

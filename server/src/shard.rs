@@ -15,7 +15,7 @@ use shardline_metrics::ShardMetrics;
 
 use crate::aof::{Aof, SyncPoint};
 use crate::clock::CommandInstant;
-use crate::connection::SilentConnections;
+use crate::connection::{PlaintextLog, SilentConnections};
 use crate::forward::{await_reply, Admission, Peers, ShardJob, TxnId};
 use crate::keyspace::slot::owner_shard;
 use crate::keyspace::Db;
@@ -113,6 +113,8 @@ pub struct Shard {
     pub aof: Option<Aof>,
     /// Connections of this shard that have not sent their first byte.
     pub silent: SilentConnections,
+    /// Rate limit of the log line about plaintext clients on the TLS port.
+    pub plaintext_log: PlaintextLog,
     /// The gate cross-shard transactions hold while they run here ([`crate::txn::gate`]).
     pub gate: ShardGate,
     /// This shard's copy of the parameters CONFIG SET changes.

@@ -223,14 +223,25 @@ fn a_client_gone_mid_handshake_is_io_and_garbage_is_protocol(provider: &str) {
     let gone = || failed(&server, "io") + failed(&server, "abandoned");
     common::wait_for(|| gone() == 1.0);
     assert_eq!(failed(&server, "protocol"), 0.0);
-    // Not TLS at all.
+    // A handshake record whose content is garbage.
+    let mut tcp = TcpStream::connect(server.addr).expect("connect");
+    tcp.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    tcp.write_all(b"\x16\x03\x01\x00\x05\xff\xff\xff\xff\xff")
+        .expect("write");
+    let mut rest = Vec::new();
+    let _ = tcp.read_to_end(&mut rest);
+    common::wait_for(|| failed(&server, "protocol") == 1.0);
+    // Not TLS at all: a plaintext client, told so (tests/plaintext_clients.rs).
     let mut tcp = TcpStream::connect(server.addr).expect("connect");
     tcp.set_read_timeout(Some(Duration::from_secs(10)))
         .expect("timeout");
     tcp.write_all(b"PING\r\n").expect("write");
     let mut rest = Vec::new();
     let _ = tcp.read_to_end(&mut rest);
-    common::wait_for(|| failed(&server, "protocol") == 1.0);
+    assert!(rest.starts_with(b"-ERR this port accepts TLS connections only"));
+    common::wait_for(|| failed(&server, "plaintext") == 1.0);
+    assert_eq!(failed(&server, "protocol"), 1.0);
     assert_eq!(gone(), 1.0);
 }
 

@@ -16,6 +16,7 @@ mod login_gated;
 mod output_limit;
 mod peer;
 mod pipeline;
+mod plaintext;
 mod request_loop;
 mod session;
 mod silent;
@@ -33,6 +34,7 @@ use crate::shard::Shard;
 pub use dispatch::Flow;
 use handshake::{handshake, Established};
 pub use output_limit::{parse_memory, OutputBufferLimit, OutputBufferLimitError};
+pub use plaintext::PlaintextLog;
 pub use session::Session;
 pub use silent::SilentConnections;
 
@@ -120,7 +122,10 @@ pub async fn serve(shard: Rc<Shard>, tcp: TcpStream, slot: ClientSlot) {
         // flight: shutdown drops it at once.
         Some(tls) => match futures_lite::future::or(
             async {
-                let slot = shard.silent.first_byte(&tcp, slot).await?;
+                let (slot, first) = shard.silent.first_byte(&tcp, slot).await?;
+                if first != plaintext::TLS_HANDSHAKE_RECORD {
+                    return Err(plaintext::refuse(&shard, tcp, session.peer).await);
+                }
                 Ok((handshake(&shard, tls, tcp).await?, slot))
             },
             async {

@@ -60,14 +60,15 @@ impl SilentConnections {
     }
 
     /// Waits until `tcp` has a byte to read, holding `slot` where
-    /// [`SilentConnections::evict_longest_silent`] can take it meanwhile. Returns the slot;
-    /// or [`CloseReason::ClientClosed`] at EOF, [`CloseReason::IoError`] on a socket error,
-    /// [`CloseReason::SilentEvicted`] if the place went to a newer connection.
+    /// [`SilentConnections::evict_longest_silent`] can take it meanwhile. Returns the slot and
+    /// the first byte (left in the socket); or [`CloseReason::ClientClosed`] at EOF,
+    /// [`CloseReason::IoError`] on a socket error, [`CloseReason::SilentEvicted`] if the place
+    /// went to a newer connection.
     pub async fn first_byte(
         &self,
         tcp: &TcpStream,
         slot: ClientSlot,
-    ) -> Result<ClientSlot, CloseReason> {
+    ) -> Result<(ClientSlot, u8), CloseReason> {
         let key = self.next_key.get();
         self.next_key.set(key + 1);
         let (evict, evicted) = oneshot::channel();
@@ -93,7 +94,7 @@ impl SilentConnections {
         let slot = waiting.take_slot().ok_or(CloseReason::SilentEvicted)?;
         match peeked {
             Some(Ok(0)) => Err(CloseReason::ClientClosed),
-            Some(Ok(_)) => Ok(slot),
+            Some(Ok(_)) => Ok((slot, probe[0])),
             Some(Err(_)) => Err(CloseReason::IoError),
             None => Err(CloseReason::SilentEvicted),
         }
