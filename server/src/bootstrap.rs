@@ -55,6 +55,7 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         ));
     }
 
+    crate::io_uring_probe::check()?;
     let tls = prepare_tls(&config)?;
     let users_path = config.users_path();
     prepare_users(&config, &users_path)?;

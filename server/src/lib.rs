@@ -20,6 +20,7 @@ pub mod eviction;
 pub mod fd_limit;
 pub mod forward;
 pub mod introspection;
+pub mod io_uring_probe;
 pub mod keyspace;
 pub mod listener;
 pub mod logging;
