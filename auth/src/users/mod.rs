@@ -123,7 +123,10 @@ pub enum UsersFileError {
 /// A non-fatal finding while loading (also logged with `tracing::warn!`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UsersWarning {
-    /// The file is readable by group or others (mode shown in octal); hashes can be attacked offline.
+    /// Others may read or write the file, or its group may write it (mode shown in octal):
+    /// hashes can be attacked offline, or users added. A group-readable file (0640, the
+    /// service's group) is the usual way to give a service user the file and is not warned
+    /// about.
     ReadableByOthers {
         /// The users file.
         path: PathBuf,
@@ -232,8 +235,8 @@ impl Users {
                 path: path.to_path_buf(),
             });
         }
-        if mode & 0o077 != 0 {
-            tracing::warn!(path = %path.display(), mode = format!("{mode:o}"), "users file is readable by group or others; chmod 600 it");
+        if mode & 0o027 != 0 {
+            tracing::warn!(path = %path.display(), mode = format!("{mode:o}"), "users file is accessible to others or writable by its group; chmod 640 (group: the server's) or 600 it");
             users.warnings.push(UsersWarning::ReadableByOthers {
                 path: path.to_path_buf(),
                 mode,

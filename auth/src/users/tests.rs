@@ -202,6 +202,20 @@ fn warns_when_readable_by_others() {
             mode: 0o644
         }]
     );
+    // Group-readable, for the service's group: no warning.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    let users = Users::load(&path, &UsersLimits::default()).expect("load");
+    assert_eq!(users.warnings(), &[]);
+    // Writable by the group: warned.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o660)).expect("chmod");
+    let users = Users::load(&path, &UsersLimits::default()).expect("load");
+    assert_eq!(
+        users.warnings(),
+        &[UsersWarning::ReadableByOthers {
+            path: path.clone(),
+            mode: 0o660
+        }]
+    );
     let missing = Users::load(&dir.path().join("nope"), &UsersLimits::default());
     assert!(matches!(missing, Err(UsersFileError::Io { .. })));
 }
