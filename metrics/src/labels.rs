@@ -133,3 +133,13 @@ pub mod error_kind {
     /// Any other error reply from a command.
     pub const COMMAND: &str = "command";
 }
+
+/// `result` of `shardline_users_reloads_total` (SIGHUP re-reading the users file).
+pub mod users_reload {
+    /// The new file was loaded and is in use on every shard.
+    pub const OK: &str = "ok";
+    /// The file could not be read or parsed: the users loaded before stay.
+    pub const REFUSED: &str = "refused";
+    /// Every value, as exported at zero from the start.
+    pub const ALL: [&str; 2] = [OK, REFUSED];
+}

@@ -74,6 +74,7 @@ pub(crate) struct Families {
     pub(crate) tls_failed: IntCounterVec,
     pub(crate) tls_duration: HistogramVec,
     pub(crate) tls_ticket_key_rotations: IntCounter,
+    pub(crate) users_reloads: IntCounterVec,
     // Logins.
     pub(crate) logins: IntCounterVec,
     pub(crate) login_wait: HistogramVec,
@@ -302,6 +303,21 @@ impl Families {
                 registry.register(Box::new(counter.clone()))?;
                 counter
             },
+            users_reloads: {
+                let counter = IntCounterVec::new(
+                    Builder::opts(
+                        "users_reloads_total",
+                        "Reloads of the users file on SIGHUP (process-wide), by result: ok, or \
+                         refused (unreadable or invalid file; the users loaded before stay).",
+                    ),
+                    &["result"],
+                )?;
+                for result in crate::labels::users_reload::ALL {
+                    counter.with_label_values(&[result]);
+                }
+                registry.register(Box::new(counter.clone()))?;
+                counter
+            },
             logins: b.int_counter(
                 "logins_total",
                 "Login attempts (AUTH / HELLO AUTH), by result.",
@@ -505,6 +521,13 @@ impl Metrics {
     /// (`shardline_tls_ticket_key_rotations_total`), for the rotating thread.
     pub fn tls_ticket_key_rotations(&self) -> IntCounter {
         self.families.tls_ticket_key_rotations.clone()
+    }
+
+    /// The process-wide counter of users-file reloads by result
+    /// (`shardline_users_reloads_total{result}`, [`crate::labels::users_reload`]), for the
+    /// thread that handles SIGHUP.
+    pub fn users_reloads(&self) -> IntCounterVec {
+        self.families.users_reloads.clone()
     }
 
     /// The underlying registry, e.g. to register further collectors.

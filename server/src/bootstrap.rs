@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 use rand::distributions::{Alphanumeric, DistString};
 use shardline_auth::{OffloadPool, Users, UsersLimits};
+use shardline_metrics::labels::users_reload;
 use shardline_metrics::{EndpointLimits, Metrics};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -370,6 +371,7 @@ fn spawn_signal_thread(
     let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])
         .map_err(|err| format!("cannot install signal handlers: {err}"))?;
     let handle = signals.handle();
+    let reloads = shared.metrics.users_reloads();
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
@@ -379,9 +381,13 @@ fn spawn_signal_thread(
                         Ok(users) => {
                             let count = users.len();
                             shared.users.store(Arc::new(users));
+                            reloads.with_label_values(&[users_reload::OK]).inc();
                             info!("reloaded {} ({count} users)", users_path.display());
                         }
-                        Err(err) => error!("users file not reloaded, keeping the old users: {err}"),
+                        Err(err) => {
+                            reloads.with_label_values(&[users_reload::REFUSED]).inc();
+                            error!("users file not reloaded, keeping the old users: {err}");
+                        }
                     },
                     _ => {
                         // Act first, log last: logging to a closed pipe must not keep the

@@ -150,8 +150,12 @@ fn sighup_reloads_users_without_dropping_connections() {
     let mut before = RawClient::connect(&server);
     auth(&mut before, "alice", "wonderland", WRONGPASS);
 
+    const RELOADS: &str = "shardline_users_reloads_total";
+    assert_eq!(server.metric(RELOADS, &[("result", "ok")]), 0.0);
+    assert_eq!(server.metric(RELOADS, &[("result", "refused")]), 0.0);
     let reloaded = sighup_and_wait_for_log(&server, |l| l.contains("reloaded"));
     assert!(reloaded, "no reload line in {:?}", server.log_lines());
+    assert_eq!(server.metric(RELOADS, &[("result", "ok")]), 1.0);
     auth(&mut before, "alice", "wonderland", b"+OK\r\n");
     // The connection authenticated before the reload is still served.
     held.roundtrip(&[b"GET", b"k"], b"$1\r\nv\r\n");
@@ -169,6 +173,8 @@ fn sighup_reloads_users_without_dropping_connections() {
         l.contains("users file not reloaded") && l.contains("no users")
     });
     assert!(refused, "{:?}", server.log_lines());
+    assert_eq!(server.metric(RELOADS, &[("result", "refused")]), 2.0);
+    assert_eq!(server.metric(RELOADS, &[("result", "ok")]), 1.0);
     let mut after = RawClient::connect(&server);
     auth(&mut after, "alice", "wonderland", b"+OK\r\n");
 }
