@@ -64,6 +64,8 @@ pub(crate) struct Families {
     // Connections.
     pub(crate) connections_accepted: IntCounterVec,
     pub(crate) connections_active: IntGaugeVec,
+    pub(crate) keyspace_keys: IntGaugeVec,
+    pub(crate) keyspace_used_bytes: IntGaugeVec,
     pub(crate) connections_closed: IntCounterVec,
     pub(crate) connections_shed: IntCounterVec,
     pub(crate) evicted_keys: IntCounterVec,
@@ -252,6 +254,18 @@ impl Families {
             connections_active: b.int_gauge(
                 "connections_active",
                 "Client connections currently open.",
+                SHARD,
+            )?,
+            keyspace_keys: b.int_gauge(
+                "keyspace_keys",
+                "Keys the shard owns, over all its databases (expired keys not yet removed \
+                 included), sampled once a second.",
+                SHARD,
+            )?,
+            keyspace_used_bytes: b.int_gauge(
+                "keyspace_used_bytes",
+                "Estimated bytes of the shard's keys and values, the figure --maxmemory / smp \
+                 limits, sampled once a second.",
                 SHARD,
             )?,
             connections_closed: b.int_counter(

@@ -53,6 +53,8 @@ pub struct ShardMetrics {
     pub(crate) task_queue_shares: LabelCache<IntGauge>,
     connections_accepted: IntCounter,
     connections_active: IntGauge,
+    keyspace_keys: IntGauge,
+    keyspace_used_bytes: IntGauge,
     connections_closed: LabelCache<IntCounter>,
     connections_shed: IntCounter,
     evicted_keys: IntCounter,
@@ -128,6 +130,8 @@ impl ShardMetrics {
             task_queue_shares: LabelCache::new(&f.task_queue_shares, l, as_given),
             connections_accepted: f.connections_accepted.with_label_values(&one),
             connections_active: f.connections_active.with_label_values(&one),
+            keyspace_keys: f.keyspace_keys.with_label_values(&one),
+            keyspace_used_bytes: f.keyspace_used_bytes.with_label_values(&one),
             connections_closed,
             connections_shed: f.connections_shed.with_label_values(&one),
             evicted_keys: f.evicted_keys.with_label_values(&one),
@@ -173,6 +177,14 @@ impl ShardMetrics {
     // ---- connections -------------------------------------------------------------------
 
     /// A client connection was accepted: `connections_accepted_total` +1 and
+    /// Sets `keyspace_keys` and `keyspace_used_bytes` (estimated bytes) of this shard.
+    pub fn set_keyspace(&self, keys: u64, used_bytes: u64) {
+        self.keyspace_keys
+            .set(i64::try_from(keys).unwrap_or(i64::MAX));
+        self.keyspace_used_bytes
+            .set(i64::try_from(used_bytes).unwrap_or(i64::MAX));
+    }
+
     /// `connections_active` +1. Pair with exactly one [`ShardMetrics::connection_closed`].
     pub fn connection_accepted(&self) {
         self.connections_accepted.inc();

@@ -1,6 +1,6 @@
 //! Once a second, per shard: read glommio's executor and task-queue statistics (the getters
 //! reset what they read, so this is the only reader) and add the deltas to Prometheus; sample
-//! the counters behind INFO's instantaneous rates.
+//! the counters behind INFO's instantaneous rates; export the keyspace's size.
 
 use crate::shard::Shard;
 
@@ -38,6 +38,14 @@ pub fn collect(shard: &Shard) {
             &stats.fsync_latencies_us,
         );
     }
+    let (keys, used_bytes) = shard
+        .dbs
+        .borrow()
+        .iter()
+        .fold((0u64, 0u64), |(keys, bytes), db| {
+            (keys + db.len() as u64, bytes + db.used_bytes())
+        });
+    shard.metrics.set_keyspace(keys, used_bytes);
     if let Some(pool) = &shard.shared.offload {
         shard
             .metrics

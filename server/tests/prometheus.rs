@@ -82,3 +82,28 @@ fn a_real_prometheus_scrapes_every_shard() {
     assert!(shards_seen, "Prometheus never returned both shards: {last}");
     assert!(last.contains("\"status\":\"success\""), "{last}");
 }
+
+#[test]
+fn the_keyspace_gauges_follow_the_keys_of_every_shard() {
+    const KEYS: &str = "shardline_keyspace_keys";
+    const BYTES: &str = "shardline_keyspace_used_bytes";
+    let server = Server::start(&["--smp", "2"]);
+    let mut mset = vec!["MSET".to_owned()];
+    for i in 0..40 {
+        mset.push(format!("key:{i}"));
+        mset.push(format!("value:{i}"));
+    }
+    let args: Vec<&str> = mset.iter().map(String::as_str).collect();
+    assert_eq!(server.cli(&args), "OK");
+    assert_eq!(server.cli(&["DBSIZE"]), "40");
+    // Sampled once a second on each shard.
+    assert_eq!(server.metric_reaching(KEYS, &[], 40.0), 40.0);
+    for shard in ["0", "1"] {
+        let keys = server.metric(KEYS, &[("shard", shard)]);
+        assert!(keys > 0.0 && keys < 40.0, "shard {shard}: {keys} keys");
+        assert!(server.metric(BYTES, &[("shard", shard)]) > 0.0);
+    }
+    assert_eq!(server.cli(&["FLUSHALL"]), "OK");
+    common::wait_for(|| server.metric(KEYS, &[]) == 0.0);
+    assert_eq!(server.metric(BYTES, &[]), 0.0);
+}
