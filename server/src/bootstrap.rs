@@ -308,9 +308,26 @@ fn prepare_tls(config: &ServerConfig) -> Result<Option<ServerTls>, String> {
                 .map_err(|err| format!("cannot read {flag} {}: {err}", path.display()))?;
         }
     }
+    if let Ok(meta) = fs::metadata(&files.key) {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode() & 0o777;
+        if key_mode_is_loose(mode) {
+            warn!(
+                path = %files.key.display(),
+                mode = format!("{mode:o}"),
+                "TLS private key is accessible to others; chmod 600 it (640 with the server's group)"
+            );
+        }
+    }
     ServerTls::new(config.tls_provider, files, config.tls_ticket_key_rotation)
         .map(Some)
         .map_err(|err| err.to_string())
+}
+
+/// Whether a private key file's permission bits (`st_mode & 0o777`) let users other than its
+/// owner and group read or write it.
+fn key_mode_is_loose(mode: u32) -> bool {
+    mode & 0o007 != 0
 }
 
 fn prepare_users(config: &ServerConfig, path: &std::path::Path) -> Result<(), String> {
@@ -409,4 +426,18 @@ fn spawn_signal_thread(
         })
         .map_err(|err| format!("cannot start the signal thread: {err}"))?;
     Ok(handle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_mode_is_loose;
+
+    #[test]
+    fn a_key_readable_by_others_is_loose_and_by_its_group_is_not() {
+        assert!(key_mode_is_loose(0o644));
+        assert!(key_mode_is_loose(0o602));
+        assert!(!key_mode_is_loose(0o600));
+        assert!(!key_mode_is_loose(0o640));
+        assert!(!key_mode_is_loose(0o440));
+    }
 }

@@ -440,3 +440,23 @@ fn rustls_names_an_encrypted_key_and_a_file_without_a_key() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_private_key_readable_by_others_is_warned_about_and_one_for_the_group_is_not() {
+    use std::os::unix::fs::PermissionsExt;
+    let keys = tempfile::tempdir().expect("tempdir");
+    let (_, cert, key) = client_ca(keys.path());
+    let cert = cert.to_string_lossy().into_owned();
+    let key_arg = key.to_string_lossy().into_owned();
+    let warned = |mode: u32| {
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        // Started: the server accepted the key (the start line came after the TLS setup).
+        let server = Server::start(&["--smp", "1", "--tls-cert", &cert, "--tls-key", &key_arg]);
+        server
+            .log_lines()
+            .iter()
+            .any(|line| line.contains("TLS private key is accessible to others"))
+    };
+    assert!(warned(0o644));
+    assert!(!warned(0o640));
+}
