@@ -36,23 +36,20 @@ pub fn disable_for_process() -> io::Result<()> {
     }
 }
 
-/// Whether transparent huge pages are disabled for this process (`PR_GET_THP_DISABLE`).
-///
-/// # Errors
-/// The OS error of `prctl`.
-pub fn disabled_for_process() -> io::Result<bool> {
-    // SAFETY: PR_GET_THP_DISABLE takes no pointer and returns the flag.
-    let rc = unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) };
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc == 1)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether transparent huge pages are disabled for this process (`PR_GET_THP_DISABLE`).
+    fn disabled_for_process() -> io::Result<bool> {
+        // SAFETY: PR_GET_THP_DISABLE takes no pointer and returns the flag.
+        let rc = unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) };
+        if rc < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(rc == 1)
+        }
+    }
 
     #[test]
     fn disabling_is_seen_by_the_process() {

@@ -193,29 +193,23 @@ fn warns_when_readable_by_others() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("users");
     std::fs::write(&path, FIXTURE).expect("write");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-    let users = Users::load(&path, &UsersLimits::default()).expect("load");
-    assert_eq!(
-        users.warnings(),
-        &[UsersWarning::ReadableByOthers {
+    let warnings_at = |mode: u32| {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        let users = Users::load(&path, &UsersLimits::default()).expect("load");
+        users.warnings().to_vec()
+    };
+    let loose = |mode: u32| {
+        vec![UsersWarning::ReadableByOthers {
             path: path.clone(),
-            mode: 0o644
+            mode,
         }]
-    );
+    };
+    // Readable by others: warned.
+    assert_eq!(warnings_at(0o644), loose(0o644));
     // Group-readable, for the service's group: no warning.
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("chmod");
-    let users = Users::load(&path, &UsersLimits::default()).expect("load");
-    assert_eq!(users.warnings(), &[]);
+    assert_eq!(warnings_at(0o640), vec![]);
     // Writable by the group: warned.
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o660)).expect("chmod");
-    let users = Users::load(&path, &UsersLimits::default()).expect("load");
-    assert_eq!(
-        users.warnings(),
-        &[UsersWarning::ReadableByOthers {
-            path: path.clone(),
-            mode: 0o660
-        }]
-    );
+    assert_eq!(warnings_at(0o660), loose(0o660));
     let missing = Users::load(&dir.path().join("nope"), &UsersLimits::default());
     assert!(matches!(missing, Err(UsersFileError::Io { .. })));
 }
