@@ -50,7 +50,7 @@ fn a_plaintext_client_reads_why_and_is_counted_and_logged_once() {
 
     // Three refusals within 10 s on one shard: one log line.
     let lines: Vec<String> = server
-        .log_lines()
+        .log_reaching("plaintext client")
         .into_iter()
         .filter(|line| line.contains("plaintext client"))
         .collect();

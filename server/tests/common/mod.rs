@@ -261,6 +261,20 @@ impl Server {
         self.log.lock().expect("log").clone()
     }
 
+    /// Waits (at most 10 s) until a log line contains `needle`, and returns the log lines
+    /// read by then: a line the server wrote may reach the test's reader thread after a reply
+    /// the test already has (another shard, another stream).
+    pub fn log_reaching(&self, needle: &str) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let lines = self.log_lines();
+            if lines.iter().any(|line| line.contains(needle)) || Instant::now() >= deadline {
+                return lines;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Sends SIGTERM and waits (bounded) for the exit status.
     pub fn terminate(&mut self) -> Option<std::process::ExitStatus> {
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
