@@ -271,6 +271,13 @@ pub struct ServerConfig {
     /// `256mb 64mb 60`; 0 disables a limit). Default `0 0 0`: no limit, as Redis.
     #[arg(long, env = "SHARDLINE_CLIENT_OUTPUT_BUFFER_LIMIT", default_value = "0 0 0", value_parser = clap::value_parser!(crate::connection::OutputBufferLimit))]
     pub client_output_buffer_limit: crate::connection::OutputBufferLimit,
+    /// Unwritten replies and Pub/Sub deliveries a subscribed client (one with a channel or
+    /// pattern subscription) may hold before it is closed: `HARD SOFT SECONDS` as Redis's
+    /// `client-output-buffer-limit pubsub`, same units. Default `32mb 8mb 60`, Redis's: a
+    /// subscriber that does not read is closed once 32 MiB wait for it, or after 60 s over
+    /// 8 MiB. CONFIG SET client-output-buffer-limit "pubsub …" changes it.
+    #[arg(long, env = "SHARDLINE_CLIENT_OUTPUT_BUFFER_LIMIT_PUBSUB", default_value = "32mb 8mb 60", value_parser = crate::connection::OutputBufferLimit::parse_pubsub)]
+    pub client_output_buffer_limit_pubsub: crate::connection::OutputBufferLimit,
     // --- heavy and hostile clients: TLS resumption, handshake progress, login abuse ---
     /// How often the session-ticket keys shared by all shards are replaced (e.g. `1h`,
     /// `30m`; at least 1 s). The previous key still decrypts until the next rotation, so a

@@ -24,6 +24,7 @@ pub mod io_uring_probe;
 pub mod keyspace;
 pub mod listener;
 pub mod logging;
+pub mod pubsub;
 pub mod rdb;
 pub mod resp;
 pub mod runtime;

@@ -336,6 +336,7 @@ async fn shard_main(
         slowlog: Slowlog::default(),
         clock: crate::clock::CommandClock::default(),
         config_changed: event_listener::Event::new(),
+        pubsub: crate::pubsub::Registry::default(),
     });
     if let Some(aof) = &shard.aof {
         shard.metrics.aof_replayed(aof.replayed.records);

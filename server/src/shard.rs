@@ -126,6 +126,8 @@ pub struct Shard {
     /// Notified when CONFIG SET installed a new [`RuntimeConfig`] (connections re-read
     /// `timeout`).
     pub config_changed: event_listener::Event,
+    /// The Pub/Sub subscriptions of this shard's connections ([`crate::pubsub`]).
+    pub pubsub: crate::pubsub::Registry,
 }
 
 impl Shard {

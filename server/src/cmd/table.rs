@@ -95,6 +95,8 @@ const NO_AUTH: &[&str] = &[
 /// steps (`connection::commands::cross_shard`).
 pub const COMPOSED: &[&str] = &["rename", "renamenx", "copy", "msetnx", "lcs"];
 
+const PUBSUB_NOSCRIPT: &[&str] = &["pubsub", "noscript", "loading", "stale"];
+
 const TX_FAST: &[&str] = &["noscript", "loading", "stale", "fast", "allow_busy"];
 
 use KeyRouting::{AllShards, Connection, MultiKey, SingleKey};
@@ -233,6 +235,13 @@ static COMMANDS: &[CommandSpec] = &[
     c("select", 2, &["loading", "stale", "fast"], K0, Connection, "connection", "1.0.0", "Change the selected database for the current connection", &["@fast", "@connection"]),
     c("quit", -1, NO_AUTH, K0, Connection, "connection", "1.0.0", "Close the connection", &["@fast", "@connection"]),
     c("reset", 1, NO_AUTH, K0, Connection, "connection", "6.2.0", "Reset the connection", &["@fast", "@connection"]),
+    // pubsub (served by the connection: connection/commands/pubsub.rs)
+    c("subscribe", -2, PUBSUB_NOSCRIPT, K0, Connection, "pubsub", "2.0.0", "Listen for messages published to the given channels", &["@pubsub", "@slow"]),
+    c("psubscribe", -2, PUBSUB_NOSCRIPT, K0, Connection, "pubsub", "2.0.0", "Listen for messages published to channels matching the given patterns", &["@pubsub", "@slow"]),
+    c("unsubscribe", -1, PUBSUB_NOSCRIPT, K0, Connection, "pubsub", "2.0.0", "Stop listening for messages posted to the given channels", &["@pubsub", "@slow"]),
+    c("punsubscribe", -1, PUBSUB_NOSCRIPT, K0, Connection, "pubsub", "2.0.0", "Stop listening for messages posted to channels matching the given patterns", &["@pubsub", "@slow"]),
+    c("publish", 3, &["pubsub", "loading", "stale", "fast"], K0, Connection, "pubsub", "2.0.0", "Post a message to a channel", &["@pubsub", "@fast"]),
+    c("pubsub", -2, &[], K0, Connection, "pubsub", "2.8.0", "A container for Pub/Sub commands", &["@slow"]),
     // transactions (served by the connection: connection/transaction.rs)
     c("multi", 1, TX_FAST, K0, Connection, "transactions", "1.2.0", "Mark the start of a transaction block", &["@fast", "@transaction"]),
     c("exec", 1, &["noscript", "loading", "stale", "skip_slowlog"], K0, Connection, "transactions", "1.2.0", "Execute all commands issued after MULTI", &["@slow", "@transaction"]),

@@ -71,6 +71,16 @@ pub async fn dispatch(
         );
         return Flow::Continue;
     }
+    if session.pubsub.is_some() && session.protocol == Protocol::Resp2 && session.is_subscribed() {
+        if let Some(refused) = refuse_while_subscribed(spec, args) {
+            if let Some(txn) = &mut session.transaction {
+                txn.aborted = true;
+            }
+            shard.metrics.command_error("command");
+            pipeline.ready(session.protocol, refused);
+            return Flow::Continue;
+        }
+    }
     let (protocol, db, scope) = (session.protocol, session.db, session.txn_scope);
     if let Some(txn) = &mut session.transaction {
         if spec.has_flag("no_multi") && !transaction::runs_inside_multi(spec.name) {
@@ -96,6 +106,12 @@ pub async fn dispatch(
         return transaction::execute(shard, session, spec.name, args, pipeline).await;
     }
     match spec.routing {
+        // Not behind the drain below: pipelined PUBLISHes go out without waiting for each
+        // other's counts.
+        KeyRouting::Connection if spec.name == "publish" => {
+            commands::pubsub::publish(shard, protocol, args, pipeline).await;
+            Flow::Continue
+        }
         KeyRouting::Connection => {
             // Connection commands may change the protocol or the identity: earlier replies are
             // encoded first, with the state they were asked under.
@@ -216,6 +232,26 @@ pub async fn run_job_on(
         Ok(frame) => pipeline.durable(protocol, frame, shard.durable()),
         Err(receiver) => pipeline.later(protocol, Box::pin(crate::forward::await_reply(receiver))),
     }
+}
+
+/// In RESP2 Pub/Sub mode only (P)SUBSCRIBE, (P)UNSUBSCRIBE, PING, QUIT and RESET run; any
+/// other command gets Redis 7.0 `processCommand`'s error, naming it as `fullname`
+/// (`container|subcommand`).
+fn refuse_while_subscribed(spec: &CommandSpec, args: &[Bytes]) -> Option<Frame> {
+    if matches!(
+        spec.name,
+        "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe" | "ping" | "quit" | "reset"
+    ) {
+        return None;
+    }
+    let name = match commands::subcommand_name(spec.name, args.get(1).map(|a| &a[..])) {
+        Some(sub) => format!("{}|{sub}", spec.name),
+        None => spec.name.to_owned(),
+    };
+    Some(Frame::error(format!(
+        "ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / \
+         RESET are allowed in this context"
+    )))
 }
 
 /// AUTH, HELLO, QUIT and RESET are served before authentication (Redis's CMD_NO_AUTH).

@@ -5,6 +5,11 @@
 //! over the soft limit for more than the soft seconds is closed too. 0 disables a limit; the
 //! default `0 0 0` disables both, as in Redis, so a client may write a whole pipeline before it
 //! reads any reply.
+//!
+//! A subscribed client (Redis's `pubsub` class) is held to `--client-output-buffer-limit-pubsub`
+//! instead, Redis's default `32mb 8mb 60`, so a subscriber that does not read cannot grow the
+//! server's memory without bound; its pending Pub/Sub deliveries count too
+//! ([`crate::pubsub::Mailbox`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -73,6 +78,22 @@ impl fmt::Display for OutputBufferLimit {
             "normal {} {} {}",
             self.hard_bytes, self.soft_bytes, self.soft_seconds
         )
+    }
+}
+
+impl OutputBufferLimit {
+    /// Parses a `--client-output-buffer-limit-pubsub` value: `HARD SOFT SECONDS`, optionally
+    /// preceded by the class name `pubsub` (same units as [`OutputBufferLimit::from_str`]).
+    pub fn parse_pubsub(value: &str) -> Result<Self, OutputBufferLimitError> {
+        let trimmed = value.trim_start();
+        let rest = match trimmed.get(..6) {
+            Some(class) if class.eq_ignore_ascii_case("pubsub") => &trimmed[6..],
+            _ => value,
+        };
+        if rest.split_whitespace().next().is_some_and(|w| w.eq_ignore_ascii_case("normal")) {
+            return Err(OutputBufferLimitError(format!("{value:?} names class normal")));
+        }
+        rest.parse()
     }
 }
 
@@ -183,6 +204,16 @@ mod tests {
         ] {
             assert!(bad.parse::<OutputBufferLimit>().is_err(), "{bad:?}");
         }
+        assert_eq!(
+            OutputBufferLimit::parse_pubsub("pubsub 32mb 8mb 60"),
+            OutputBufferLimit::parse_pubsub("32mb 8mb 60")
+        );
+        assert_eq!(
+            OutputBufferLimit::parse_pubsub("1kb 0 0").map(|l| l.hard_bytes),
+            Ok(1024)
+        );
+        assert!(OutputBufferLimit::parse_pubsub("normal 1 2 3").is_err());
+        assert!(OutputBufferLimit::parse_pubsub("pubsub 1 2").is_err());
         assert_eq!(
             "4kb 1kb 2"
                 .parse::<OutputBufferLimit>()

@@ -202,6 +202,17 @@ impl Pipeline {
         }
     }
 
+    /// Adds a Pub/Sub frame (a confirmation or a delivery) after the replies before it. It is
+    /// sent even under CLIENT REPLY OFF / SKIP, as Redis sends what it writes with
+    /// `CLIENT_PUSHING` (Redis 7.0 pubsub.c `addReplyPubsubMessage`).
+    pub fn push(&mut self, protocol: Protocol, frame: Frame) {
+        if self.queue.is_empty() {
+            frame.encode(protocol, &mut self.out);
+        } else {
+            self.queue.push_back((protocol, Entry::Ready(frame)));
+        }
+    }
+
     /// Adds a reply computed on this shard that may leave only once `durable` resolves (the
     /// append-only log's signal under `appendfsync always`, see `Shard::durable`).
     pub fn durable(&mut self, protocol: Protocol, frame: Frame, durable: Option<SyncPoint>) {

@@ -81,6 +81,7 @@ where
         killed,
     };
     let reason = conn.serve().await;
+    super::commands::pubsub::leave_all(shard, &mut conn.session);
     drop(registration);
     conn.account_output();
     let Connection {
@@ -116,6 +117,8 @@ enum Wake {
     Idle,
     /// CONFIG SET ran: `timeout` may have changed.
     ConfigChanged,
+    /// Pub/Sub deliveries wait in the connection's mailbox (or it overflowed).
+    Pubsub,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
@@ -130,6 +133,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
         loop {
             if let Err(reason) = self.execute_buffered().await {
                 return reason;
+            }
+            if self.session.pubsub.is_some() {
+                if let Err(reason) = self.deliver_pubsub() {
+                    return reason;
+                }
             }
             if !self.pipeline.out.is_empty() {
                 // Redis writes the replies of a loop turn in one burst before it sleeps
@@ -153,7 +161,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             let idle_limit = self.shard.runtime.borrow().timeout_seconds;
             let idle_deadline = (idle_limit > 0)
                 .then(|| self.session.last_interaction + Duration::from_secs(idle_limit));
-            let event = futures_lite::future::or(
+            // Polled only once the connection has subscribed: the others pay nothing.
+            let mailbox = self.session.pubsub.as_ref().map(|p| Rc::clone(&p.mailbox));
+            let waits = futures_lite::future::or(
                 async {
                     Wake::Stream(
                         duplex::write_while_reading(
@@ -196,8 +206,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                         ),
                     ),
                 ),
-            )
-            .await;
+            );
+            let event = match &mailbox {
+                None => waits.await,
+                Some(mailbox) => {
+                    futures_lite::future::or(waits, async {
+                        mailbox.ready().await;
+                        Wake::Pubsub
+                    })
+                    .await
+                }
+            };
             self.sent(sent);
             // Redis's `lastinteraction` (CLIENT LIST `idle`) moves on reads and on writes:
             // one clock read per wake-up serves both.
@@ -216,6 +235,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                 Wake::Idle => continue,
                 Wake::ConfigChanged => {
                     config_changed = shard.config_changed.listen();
+                    continue;
+                }
+                Wake::Pubsub => {
+                    if let Err(reason) = self.deliver_pubsub().and_then(|()| self.check_output())
+                    {
+                        return reason;
+                    }
                     continue;
                 }
                 Wake::Stream(event) => event,
@@ -325,22 +351,62 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
         self.check_output()
     }
 
-    /// Closes for `--client-output-buffer-limit` when the unwritten replies exceed it, and
+    /// Closes for `--client-output-buffer-limit` (`--client-output-buffer-limit-pubsub`
+    /// while subscribed, Redis's `pubsub` class) when the unwritten replies exceed it, and
     /// reports their size to the shard's gauge.
     fn check_output(&mut self) -> Result<(), CloseReason> {
         self.account_output();
-        self.output_check
-            .set_limit(self.shard.runtime.borrow().client_output_buffer_limit);
+        let subscribed = self.session.pubsub.is_some() && self.session.is_subscribed();
+        let limit = {
+            let runtime = self.shard.runtime.borrow();
+            if subscribed {
+                runtime.pubsub_output_limit
+            } else {
+                runtime.client_output_buffer_limit
+            }
+        };
+        self.output_check.set_limit(limit);
         let pending = self.pipeline.out.len();
+        if let Some(subs) = &self.session.pubsub {
+            subs.mailbox
+                .set_output(pending, if subscribed { limit.hard_bytes } else { 0 });
+        }
         if self.output_check.exceeded(pending, Instant::now) {
-            tracing::warn!(
-                "shard {}: client id={} addr={} closed for overcoming its output buffer limit: \
-                 {pending} unwritten reply bytes (--client-output-buffer-limit)",
-                self.shard.id,
-                self.session.id,
-                self.session.peer.map(|a| a.to_string()).unwrap_or_default()
-            );
+            self.output_limit_reached(pending, subscribed);
             return Err(CloseReason::OutputBufferLimit);
+        }
+        Ok(())
+    }
+
+    fn output_limit_reached(&self, pending: usize, pubsub: bool) {
+        tracing::warn!(
+            "shard {}: client id={} addr={} closed for overcoming its output buffer limit: \
+             {pending} unwritten reply bytes ({})",
+            self.shard.id,
+            self.session.id,
+            self.session.peer.map(|a| a.to_string()).unwrap_or_default(),
+            if pubsub {
+                "--client-output-buffer-limit-pubsub"
+            } else {
+                "--client-output-buffer-limit"
+            }
+        );
+    }
+
+    /// Moves the Pub/Sub deliveries waiting in the mailbox after the replies owed; closes
+    /// when the mailbox overflowed the `pubsub` class's hard limit.
+    fn deliver_pubsub(&mut self) -> Result<(), CloseReason> {
+        let Some(subs) = &self.session.pubsub else {
+            return Ok(());
+        };
+        if subs.mailbox.overflowed() {
+            self.output_limit_reached(self.pipeline.out.len(), true);
+            return Err(CloseReason::OutputBufferLimit);
+        }
+        let mut frames = Vec::new();
+        subs.mailbox.take_into(&mut frames);
+        for frame in frames {
+            self.pipeline.push(self.session.protocol, frame);
         }
         Ok(())
     }

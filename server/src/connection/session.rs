@@ -60,6 +60,9 @@ pub struct Session {
     pub txn_scope: Option<TxnId>,
     /// CLIENT NO-EVICT on (shown as flag `e` in CLIENT LIST).
     pub no_evict: bool,
+    /// Pub/Sub subscriptions and mailbox; `None` until the first SUBSCRIBE or PSUBSCRIBE
+    /// (a connection that never subscribes pays nothing for Pub/Sub).
+    pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
 }
 
 impl Session {
@@ -87,12 +90,20 @@ impl Session {
             watched: WatchedKeys::default(),
             txn_scope: None,
             no_evict: false,
+            pubsub: None,
         }
     }
 
     /// Whether commands other than AUTH/HELLO/QUIT/RESET may run.
     pub fn is_authenticated(&self) -> bool {
         self.user.is_some()
+    }
+
+    /// Whether the connection has a channel or pattern subscription (Redis `CLIENT_PUBSUB`):
+    /// in RESP2 only the Pub/Sub commands, PING, QUIT and RESET may run, and its output
+    /// buffer counts against the `pubsub` class.
+    pub fn is_subscribed(&self) -> bool {
+        self.pubsub.as_ref().is_some_and(|p| p.count() > 0)
     }
 
     /// RESET: back to a fresh, unauthenticated RESP2 session on database 0 with the same id

@@ -214,6 +214,12 @@ fn touches_no_key(name: &str) -> bool {
             | "config"
             | "quit"
             | "reset"
+            | "publish"
+            | "pubsub"
+            | "subscribe"
+            | "unsubscribe"
+            | "psubscribe"
+            | "punsubscribe"
     )
 }
 

@@ -46,6 +46,10 @@ pub struct ClientState {
     pub resp: u8,
     /// CLIENT NO-EVICT on.
     pub no_evict: bool,
+    /// Channels subscribed (`sub`).
+    pub sub: usize,
+    /// Patterns subscribed (`psub`).
+    pub psub: usize,
 }
 
 impl ClientState {
@@ -64,6 +68,8 @@ impl ClientState {
             cmd,
             resp: resp(session.protocol),
             no_evict: session.no_evict,
+            sub: subscriptions(session).0,
+            psub: subscriptions(session).1,
         }
     }
 }
@@ -122,6 +128,9 @@ impl ClientHandle {
         st.omem = session.output_buffer_bytes;
         st.resp = resp(session.protocol);
         st.no_evict = session.no_evict;
+        if session.pubsub.is_some() {
+            (st.sub, st.psub) = subscriptions(session);
+        }
         if cmd.is_some() {
             st.cmd = cmd;
         }
@@ -161,6 +170,14 @@ fn multi(session: &Session) -> i64 {
         .map_or(-1, |t| t.queued.len() as i64)
 }
 
+/// Channels and patterns the session is subscribed to.
+fn subscriptions(session: &Session) -> (usize, usize) {
+    session
+        .pubsub
+        .as_ref()
+        .map_or((0, 0), |p| (p.channel_count(), p.pattern_count()))
+}
+
 fn resp(protocol: Protocol) -> u8 {
     match protocol {
         Protocol::Resp2 => 2,
@@ -187,6 +204,9 @@ pub fn format_line(f: &ClientIdentity, st: &ClientState) -> String {
             .unwrap_or_default()
     };
     let mut flags = String::new();
+    if st.sub + st.psub > 0 {
+        flags.push('P');
+    }
     if st.multi >= 0 {
         flags.push('x');
     }
@@ -197,7 +217,7 @@ pub fn format_line(f: &ClientIdentity, st: &ClientState) -> String {
         flags.push('N');
     }
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={flags} db={} sub=0 psub=0 \
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={flags} db={} sub={} psub={} \
          ssub=0 multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 \
          omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={} shard={}",
         f.id,
@@ -208,6 +228,8 @@ pub fn format_line(f: &ClientIdentity, st: &ClientState) -> String {
         f.created.elapsed().as_secs(),
         st.last_interaction.elapsed().as_secs(),
         st.db,
+        st.sub,
+        st.psub,
         st.multi,
         st.qbuf,
         st.omem,

@@ -133,7 +133,8 @@ pub struct RuntimeConfig {
     pub client_output_buffer_limit: OutputBufferLimit,
     /// The `replica` (`slave`) class as last set: shown by CONFIG GET, no client of it here.
     pub replica_output_limit: OutputBufferLimit,
-    /// The `pubsub` class as last set: shown by CONFIG GET, no client of it here.
+    /// The `pubsub` class (`--client-output-buffer-limit-pubsub`): the limit of subscribed
+    /// clients.
     pub pubsub_output_limit: OutputBufferLimit,
     /// `maxclients`.
     pub maxclients: usize,
@@ -173,7 +174,7 @@ impl RuntimeConfig {
             slowlog_max_len: config.slowlog_max_len,
             client_output_buffer_limit: config.client_output_buffer_limit,
             replica_output_limit: DEFAULT_REPLICA_OUTPUT_LIMIT,
-            pubsub_output_limit: DEFAULT_PUBSUB_OUTPUT_LIMIT,
+            pubsub_output_limit: config.client_output_buffer_limit_pubsub,
             maxclients,
             timeout_seconds: config.timeout,
             encoding: EncodingKnobs {

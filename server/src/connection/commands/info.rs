@@ -83,7 +83,7 @@ pub async fn info(shard: &Rc<Shard>, args: &[Bytes]) -> Frame {
             "clients" => clients(&mut text, shard, &figures),
             "memory" => memory(shard, &mut text),
             "persistence" => persistence(&mut text, shard, &figures),
-            "stats" => stats(&mut text, &figures),
+            "stats" => stats(&mut text, &figures, super::pubsub::counts(shard).await),
             "replication" => replication(&mut text),
             "cpu" => cpu(&mut text, &figures),
             "modules" => text.push_str("# Modules\r\n"),
@@ -256,7 +256,8 @@ fn persistence(text: &mut String, shard: &Shard, f: &Figures) {
     }
 }
 
-fn stats(text: &mut String, f: &Figures) {
+/// The Stats section; `pubsub` is the distinct channels and patterns subscribed on any shard.
+fn stats(text: &mut String, f: &Figures, pubsub: (usize, usize)) {
     let t = &f.total;
     let milli = |v: i64| v as f64 / 1000.0;
     let _ = write!(
@@ -269,7 +270,7 @@ fn stats(text: &mut String, f: &Figures) {
          expired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n\
          evicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\n\
          current_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\
-         pubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\n\
+         pubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:0\r\n\
          latest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\n\
          slave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\n\
          active_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntracking_total_keys:0\r\n\
@@ -289,6 +290,8 @@ fn stats(text: &mut String, f: &Figures) {
         t.evicted_keys,
         t.keyspace_hits,
         t.keyspace_misses,
+        pubsub.0,
+        pubsub.1,
         t.error_replies,
     );
 }

@@ -13,6 +13,7 @@ mod info_figures;
 mod keyspace_wide;
 mod object;
 mod persistence;
+pub mod pubsub;
 mod scripting;
 mod slowlog;
 mod subcommands;
@@ -41,6 +42,9 @@ pub async fn execute(
     pipeline: &mut Pipeline,
 ) -> Flow {
     let reply = match spec.name {
+        "ping" if session.protocol == crate::resp::Protocol::Resp2 && session.is_subscribed() => {
+            pubsub::subscribed_ping(&args)
+        }
         "ping" => match args.as_slice() {
             [_] => Frame::Simple("PONG".into()),
             [_, message] => Frame::Bulk(message.clone()),
@@ -58,6 +62,7 @@ pub async fn execute(
         },
         "reset" => {
             session.watched.clear().await;
+            pubsub::leave_all(shard, session);
             session.reset();
             pipeline.set_reply_mode(super::pipeline::ReplyMode::On);
             Frame::Simple("RESET".into())
@@ -85,6 +90,11 @@ pub async fn execute(
         "rename" | "renamenx" | "copy" | "msetnx" | "lcs" => {
             cross_shard::execute(shard, session.db, session.txn_scope, spec.name, args).await
         }
+        "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe" => {
+            pubsub::subscription(shard, session, spec.name, &args, pipeline);
+            return Flow::Continue;
+        }
+        "pubsub" => pubsub::pubsub(shard, &args).await,
         "function" => scripting::function(&args),
         "script" => scripting::script(&args),
         other => Frame::error(format!("ERR unknown command '{other}'")),

@@ -171,6 +171,18 @@ static SLOWLOG: &[SubcommandSpec] = &[
     s("reset", 2, &["admin", "loading", "stale"], ADMIN_SLOW),
 ];
 
+const PUBSUB_STALE: &[&str] = &["pubsub", "loading", "stale"];
+const PUBSUB_SLOW: &[&str] = &["@pubsub", "@slow"];
+
+static PUBSUB: &[SubcommandSpec] = &[
+    s("channels", -2, PUBSUB_STALE, PUBSUB_SLOW),
+    s("help", 2, LOADING_STALE, &["@slow"]),
+    s("numpat", 2, PUBSUB_STALE, PUBSUB_SLOW),
+    s("numsub", -2, PUBSUB_STALE, PUBSUB_SLOW),
+    s("shardchannels", -2, PUBSUB_STALE, PUBSUB_SLOW),
+    s("shardnumsub", -2, PUBSUB_STALE, PUBSUB_SLOW),
+];
+
 /// The subcommands of `container` (lowercase), empty for a plain command.
 pub fn of(container: &str) -> &'static [SubcommandSpec] {
     match container {
@@ -182,6 +194,7 @@ pub fn of(container: &str) -> &'static [SubcommandSpec] {
         "memory" => MEMORY,
         "object" => OBJECT,
         "slowlog" => SLOWLOG,
+        "pubsub" => PUBSUB,
         _ => &[],
     }
 }
