@@ -90,8 +90,14 @@ impl OutputBufferLimit {
             Some(class) if class.eq_ignore_ascii_case("pubsub") => &trimmed[6..],
             _ => value,
         };
-        if rest.split_whitespace().next().is_some_and(|w| w.eq_ignore_ascii_case("normal")) {
-            return Err(OutputBufferLimitError(format!("{value:?} names class normal")));
+        if rest
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| w.eq_ignore_ascii_case("normal"))
+        {
+            return Err(OutputBufferLimitError(format!(
+                "{value:?} names class normal"
+            )));
         }
         rest.parse()
     }

@@ -238,8 +238,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                     continue;
                 }
                 Wake::Pubsub => {
-                    if let Err(reason) = self.deliver_pubsub().and_then(|()| self.check_output())
-                    {
+                    if let Err(reason) = self.deliver_pubsub().and_then(|()| self.check_output()) {
                         return reason;
                     }
                     continue;

@@ -283,8 +283,11 @@ pub struct ClientFilter {
     pub user: Option<String>,
     /// `SKIPME yes` (the default): not the connection with this id.
     pub skip: Option<u64>,
-    /// `TYPE` other than normal: no connection here matches.
+    /// `TYPE master|replica`: no connection here matches.
     pub none: bool,
+    /// `TYPE pubsub` (`Some(true)`: subscribed connections only) or `TYPE normal`
+    /// (`Some(false)`: the others), Redis 7.0 `getClientType`.
+    pub pubsub: Option<bool>,
 }
 
 fn address(a: Option<SocketAddr>) -> String {
@@ -294,16 +297,26 @@ fn address(a: Option<SocketAddr>) -> String {
 impl ClientFilter {
     /// Whether the filter (SKIPME aside) selects the connection of `session`.
     pub fn matches_session(&self, session: &Session) -> bool {
-        self.selects(&ClientIdentity::of(session), session.user.as_deref())
+        self.selects(
+            &ClientIdentity::of(session),
+            session.user.as_deref(),
+            session.is_subscribed(),
+        )
     }
 
     fn matches(&self, c: &ClientHandle) -> bool {
+        let state = c.state.borrow();
         self.skip != Some(c.identity.id)
-            && self.selects(&c.identity, c.state.borrow().user.as_deref())
+            && self.selects(
+                &c.identity,
+                state.user.as_deref(),
+                state.sub + state.psub > 0,
+            )
     }
 
-    fn selects(&self, c: &ClientIdentity, user: Option<&str>) -> bool {
+    fn selects(&self, c: &ClientIdentity, user: Option<&str>, subscribed: bool) -> bool {
         !self.none
+            && self.pubsub.is_none_or(|p| p == subscribed)
             && self.ids.as_ref().is_none_or(|ids| ids.contains(&c.id))
             && self.addr.as_ref().is_none_or(|a| *a == address(c.peer))
             && self.laddr.as_ref().is_none_or(|a| *a == address(c.local))

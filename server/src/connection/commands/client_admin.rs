@@ -24,10 +24,11 @@ pub async fn list(shard: &Rc<Shard>, session: &Session, args: &[Bytes]) -> Frame
                 let [kind, tail @ ..] = tail else {
                     return Frame::error("ERR syntax error");
                 };
-                filter.none = match client_type(kind) {
-                    Ok(normal) => !normal,
+                match client_type(kind) {
+                    Ok(pubsub) => filter.pubsub = pubsub,
                     Err(err) => return err,
-                };
+                }
+                filter.none = filter.pubsub.is_none();
                 rest = tail;
             }
             b"id" if !tail.is_empty() => {
@@ -91,11 +92,13 @@ pub async fn list(shard: &Rc<Shard>, session: &Session, args: &[Bytes]) -> Frame
     }
 }
 
-/// `Ok(true)` for `normal`, `Ok(false)` for the types no connection here has.
-fn client_type(kind: &[u8]) -> Result<bool, Frame> {
+/// `Ok(Some(false))` for `normal`, `Ok(Some(true))` for `pubsub` (a connection with a
+/// subscription), `Ok(None)` for the types no connection here has.
+fn client_type(kind: &[u8]) -> Result<Option<bool>, Frame> {
     match kind.to_ascii_lowercase().as_slice() {
-        b"normal" => Ok(true),
-        b"master" | b"replica" | b"slave" | b"pubsub" => Ok(false),
+        b"normal" => Ok(Some(false)),
+        b"pubsub" => Ok(Some(true)),
+        b"master" | b"replica" | b"slave" => Ok(None),
         _ => Err(Frame::error(format!(
             "ERR Unknown client type '{}'",
             String::from_utf8_lossy(kind)
@@ -140,7 +143,8 @@ pub async fn kill(shard: &Rc<Shard>, session: &Session, args: &[Bytes]) -> Frame
                 None => return Frame::error("ERR client-id should be greater than 0"),
             },
             b"type" => match client_type(value) {
-                Ok(normal) => filter.none |= !normal,
+                Ok(Some(pubsub)) => filter.pubsub = Some(pubsub),
+                Ok(None) => filter.none = true,
                 Err(err) => return err,
             },
             b"user" => {

@@ -35,9 +35,10 @@ pub fn subscription(
     let id = session.id;
     let names = &args[1..];
     let replies = match (&mut session.pubsub, subscribe) {
-        (subs, true) => subs
-            .get_or_insert_with(Box::default)
-            .subscribe(&shard.pubsub, id, kind, names),
+        (subs, true) => {
+            subs.get_or_insert_with(Box::default)
+                .subscribe(&shard.pubsub, id, kind, names)
+        }
         (Some(subs), false) => subs.unsubscribe(&shard.pubsub, id, kind, names),
         // Never subscribed: the replies without creating a mailbox.
         (None, false) => Subscriptions::default().unsubscribe(&shard.pubsub, id, kind, names),
@@ -67,7 +68,12 @@ pub fn subscribed_ping(args: &[Bytes]) -> Frame {
 /// one job each, queued in order after this connection's earlier ones (so one publisher's
 /// messages arrive in order everywhere); the reply, the number of deliveries on all shards,
 /// follows once every shard has answered (Redis 7.0 `publishCommand`).
-pub async fn publish(shard: &Rc<Shard>, protocol: Protocol, args: &[Bytes], pipeline: &mut Pipeline) {
+pub async fn publish(
+    shard: &Rc<Shard>,
+    protocol: Protocol,
+    args: &[Bytes],
+    pipeline: &mut Pipeline,
+) {
     let (channel, message) = (&args[1], &args[2]);
     let local = shard.pubsub.publish(channel, message) as i64;
     if shard.nr_shards == 1 {
@@ -113,7 +119,12 @@ async fn every_shard(
     let mut pending = Vec::with_capacity(shard.nr_shards.saturating_sub(1));
     for peer in (0..shard.nr_shards).filter(|&p| p != shard.id) {
         let job = job.clone();
-        pending.push(shard.peers.submit_stats_to(peer, Box::new(move |s: &Shard| job(s))).await);
+        pending.push(
+            shard
+                .peers
+                .submit_stats_to(peer, Box::new(move |s: &Shard| job(s)))
+                .await,
+        );
     }
     let mut answers = vec![job(shard)];
     for receiver in pending {
