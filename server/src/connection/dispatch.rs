@@ -109,7 +109,7 @@ pub async fn dispatch(
         // Not behind the drain below: pipelined PUBLISHes go out without waiting for each
         // other's counts.
         KeyRouting::Connection if spec.name == "publish" => {
-            commands::pubsub::publish(shard, protocol, args, pipeline).await;
+            commands::pubsub::publish(shard, session, args, pipeline).await;
             Flow::Continue
         }
         KeyRouting::Connection => {

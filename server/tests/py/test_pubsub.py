@@ -216,6 +216,14 @@ def test_resp3_push_frames_and_any_command_while_subscribed(server):
         assert s.read() == ("push", ["pmessage", "c*", "c", "m"])
     info = subs[0].call("CLIENT", "INFO")
     assert " sub=1 psub=1 " in info
+    # Publishing to itself: its own deliveries come before the reply, as from Redis 7.0; the
+    # other shard's subscriber gets them too.
+    subs[0].send("PUBLISH", "c", "self")
+    assert subs[0].read() == ("push", ["message", "c", "self"])
+    assert subs[0].read() == ("push", ["pmessage", "c*", "c", "self"])
+    assert subs[0].read() == 4
+    assert subs[1].read() == ("push", ["message", "c", "self"])
+    assert subs[1].read() == ("push", ["pmessage", "c*", "c", "self"])
     # CLIENT LIST TYPE pubsub: the two subscribers, on either shard; TYPE normal: the others.
     listed = r.execute_command("CLIENT", "LIST", "TYPE", "pubsub")
     assert sorted(int(l.split("shard=")[1]) for l in listed.splitlines()) == [0, 1]

@@ -12,7 +12,7 @@ use crate::connection::pipeline::Pipeline;
 use crate::connection::session::Session;
 use crate::forward::await_reply;
 use crate::pubsub::{Kind, Subscriptions};
-use crate::resp::{Frame, Protocol};
+use crate::resp::Frame;
 use crate::shard::Shard;
 
 /// SUBSCRIBE / UNSUBSCRIBE / PSUBSCRIBE / PUNSUBSCRIBE (`name`, arity checked): one
@@ -67,15 +67,29 @@ pub fn subscribed_ping(args: &[Bytes]) -> Frame {
 /// PUBLISH channel message: delivers on this shard at once and on every other shard through
 /// one job each, queued in order after this connection's earlier ones (so one publisher's
 /// messages arrive in order everywhere); the reply, the number of deliveries on all shards,
-/// follows once every shard has answered (Redis 7.0 `publishCommand`).
+/// follows once every shard has answered (Redis 7.0 `publishCommand`). A publisher subscribed
+/// to the channel gets its own message before the reply, as from Redis (not inside EXEC,
+/// whose reply array it would split).
 pub async fn publish(
     shard: &Rc<Shard>,
-    protocol: Protocol,
+    session: &Session,
     args: &[Bytes],
     pipeline: &mut Pipeline,
 ) {
+    let protocol = session.protocol;
     let (channel, message) = (&args[1], &args[2]);
     let local = shard.pubsub.publish(channel, message) as i64;
+    if let Some(subs) = session
+        .pubsub
+        .as_ref()
+        .filter(|_| session.txn_scope.is_none())
+    {
+        let mut own = Vec::new();
+        subs.mailbox.take_into(&mut own);
+        for frame in own {
+            pipeline.push(protocol, frame);
+        }
+    }
     if shard.nr_shards == 1 {
         pipeline.ready(protocol, Frame::Integer(local));
         return;
