@@ -559,6 +559,32 @@ mod tests {
     }
 
     #[test]
+    fn pubsub_class_defaults_to_redis_and_follows_its_option() {
+        assert_eq!(
+            runtime().pubsub_output_limit,
+            crate::runtime::DEFAULT_PUBSUB_OUTPUT_LIMIT
+        );
+        let cli = Cli::parse_from([
+            "shardline",
+            "--client-output-buffer-limit-pubsub",
+            "pubsub 1mb 512kb 5",
+        ]);
+        let r = RuntimeConfig::from_config(&cli.server, 100);
+        assert_eq!(
+            (
+                r.pubsub_output_limit.hard_bytes,
+                r.pubsub_output_limit.soft_bytes,
+                r.pubsub_output_limit.soft_seconds
+            ),
+            (1 << 20, 512 << 10, 5)
+        );
+        assert!(
+            Cli::try_parse_from(["shardline", "--client-output-buffer-limit-pubsub", "1mb 2"])
+                .is_err()
+        );
+    }
+
+    #[test]
     fn output_limits_set_classes_all_or_nothing() {
         let mut r = runtime();
         let param = find("client-output-buffer-limit").expect("known");

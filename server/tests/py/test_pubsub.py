@@ -103,6 +103,18 @@ def numsub(client, channel):
     return dict(client.pubsub_numsub(channel))[channel]
 
 
+def flood_until_unsubscribed(r, channel, limit=4000):
+    payload = "x" * 16384
+    sent = 0
+    while sent < limit and numsub(r, channel) > 0:
+        with r.pipeline(transaction=False) as pipe:
+            for _ in range(50):
+                pipe.publish(channel, payload)
+            pipe.execute()
+        sent += 50
+    return sent
+
+
 def test_publish_reaches_subscribers_on_every_shard_and_counts_them(server):
     subs = raw_on_each_shard(server)
     for s in subs:
@@ -297,18 +309,33 @@ def test_subscriber_that_never_reads_is_closed(server_factory):
     subs = raw_on_each_shard(server, rcvbuf=4096)
     for s in subs:
         assert s.call("SUBSCRIBE", "flood") == ["subscribe", "flood", 1]
-    payload = "x" * 16384
     # Far more than the socket buffers hold: both subscribers (one per shard) must be closed.
-    sent = 0
-    while sent < 4000 and numsub(r, "flood") > 0:
-        with r.pipeline(transaction=False) as pipe:
-            for _ in range(50):
-                pipe.publish("flood", payload)
-            pipe.execute()
-        sent += 50
+    sent = flood_until_unsubscribed(r, "flood")
     assert wait_for(lambda: numsub(r, "flood") == 0, timeout=10), sent
     assert sent < 4000
     assert wait_for(lambda: any("--client-output-buffer-limit-pubsub" in l for l in server.lines))
     # A normal client is unaffected and the server goes on.
     assert r.publish("flood", "x") == 0
     assert r.ping() is True
+
+
+def test_config_set_pubsub_class_applies_to_open_subscribers(server):
+    r = server.client()
+    subs = raw_on_each_shard(server, rcvbuf=4096)
+    for s in subs:
+        assert s.call("SUBSCRIBE", "cfg") == ["subscribe", "cfg", 1]
+    assert r.config_set("client-output-buffer-limit", "pubsub 128kb 0 0") is True
+    assert flood_until_unsubscribed(r, "cfg") < 4000
+    assert wait_for(lambda: numsub(r, "cfg") == 0, timeout=10)
+
+
+def test_client_kill_type_pubsub_closes_only_subscribers(server):
+    r = server.client()
+    subs = raw_on_each_shard(server)
+    for s in subs:
+        assert s.call("PSUBSCRIBE", "k*") == ["psubscribe", "k*", 1]
+    idle = raw_on_each_shard(server)
+    assert r.execute_command("CLIENT", "KILL", "TYPE", "pubsub") == 2
+    assert wait_for(lambda: r.pubsub_numpat() == 0)
+    for c in idle:
+        assert c.call("PING") == "PONG"
