@@ -305,6 +305,12 @@ pub struct ServerConfig {
     #[arg(long, env = "SHARDLINE_DATABASES", default_value_t = 16,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
     pub databases: usize,
+    /// Keyspace notifications published (Redis's `notify-keyspace-events`): Redis's class
+    /// letters `K` (`__keyspace@<db>__:<key>` channels) and/or `E`
+    /// (`__keyevent@<db>__:<event>`) with the classes `g$lshzxetdnm` or `A` (`g$lshzxetd`);
+    /// e.g. `KEA`. Default empty: none, at no cost to commands. CONFIG SET may change it.
+    #[arg(long, env = "SHARDLINE_NOTIFY_KEYSPACE_EVENTS", default_value = "", value_parser = notify_classes)]
+    pub notify_keyspace_events: u16,
     /// Close a client idle (nothing read from or written to it) for this many seconds
     /// (Redis's `timeout`); 0 = never. CONFIG SET may change it.
     #[arg(long, env = "SHARDLINE_TIMEOUT", default_value_t = 0)]
@@ -395,6 +401,11 @@ impl ServerConfig {
 fn memory_size(text: &str) -> Result<u64, String> {
     crate::connection::parse_memory(text)
         .ok_or_else(|| format!("expected a size such as 64mb, 1gb or 4096, got {text:?}"))
+}
+
+/// `--notify-keyspace-events`: Redis's class letters ([`crate::notify::parse`]).
+fn notify_classes(text: &str) -> Result<u16, String> {
+    crate::notify::parse(text.as_bytes()).ok_or_else(|| crate::notify::flags::INVALID.to_string())
 }
 
 fn at_least(min: u64) -> clap::builder::RangedU64ValueParser<usize> {

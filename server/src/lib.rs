@@ -24,6 +24,7 @@ pub mod io_uring_probe;
 pub mod keyspace;
 pub mod listener;
 pub mod logging;
+pub mod notify;
 pub mod pubsub;
 pub mod rdb;
 pub mod resp;

@@ -1,7 +1,7 @@
 //! Process start-up: shared state, one pinned executor per shard, the channel mesh, accept
 //! loops, maintenance, and graceful shutdown.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::atomic::AtomicU64;
@@ -337,6 +337,7 @@ async fn shard_main(
         clock: crate::clock::CommandClock::default(),
         config_changed: event_listener::Event::new(),
         pubsub: crate::pubsub::Registry::default(),
+        quiet_events: Cell::new(0),
     });
     if let Some(aof) = &shard.aof {
         shard.metrics.aof_replayed(aof.replayed.records);
@@ -445,6 +446,9 @@ async fn maintenance_loop(shard: Rc<Shard>) {
                     let removed = db.sweep_expired(now, sweep_keys);
                     if let Some(aof) = &shard.aof {
                         aof.log_expired(index, db);
+                    }
+                    if db.notifies() {
+                        crate::notify::publish::after_command(&shard, &mut dbs, index);
                     }
                     removed
                 };

@@ -128,6 +128,10 @@ pub struct Shard {
     pub config_changed: event_listener::Event,
     /// The Pub/Sub subscriptions of this shard's connections ([`crate::pubsub`]).
     pub pubsub: crate::pubsub::Registry,
+    /// While a step of a composed command runs: the classes of keyspace events it drops
+    /// ([`crate::notify::flags`] bits; 0 = none), the composition publishing the command's
+    /// own ([`crate::notify::publish::composed`]).
+    pub quiet_events: Cell<u16>,
 }
 
 impl Shard {
@@ -254,7 +258,26 @@ impl Shard {
         if let Some(aof) = &self.aof {
             aof.log_command(&mut dbs, db, args, &frame, dirty_before);
         }
+        if dbs[db].notifies() {
+            crate::notify::publish::after_command(self, &mut dbs, db);
+        }
         (frame, finished)
+    }
+
+    /// As [`Shard::execute_local`], for a step of a command composed of steps on several
+    /// shards: the step's own keyspace events are dropped (the composition publishes the
+    /// command's, [`crate::notify::publish::composed`]).
+    pub fn execute_step(&self, db: usize, args: &[Bytes]) -> Frame {
+        self.execute_dropping(u16::MAX, db, args)
+    }
+
+    /// As [`Shard::execute_local`], dropping the keyspace events of the classes `classes`
+    /// (a read step whose `keymiss` the composed command would not report).
+    pub fn execute_dropping(&self, classes: u16, db: usize, args: &[Bytes]) -> Frame {
+        self.quiet_events.set(classes);
+        let frame = self.execute_local(db, args);
+        self.quiet_events.set(0);
+        frame
     }
 
     /// Redis's `MISCONF` refusal of a write command while this shard's log cannot be written

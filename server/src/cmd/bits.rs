@@ -6,6 +6,7 @@ use bytes::{Bytes, BytesMut};
 use super::reply::{int_arg, wrong_type};
 use super::strings::take_mut;
 use crate::keyspace::{Db, Value};
+use crate::notify::flags;
 use crate::resp::Frame;
 
 /// Redis `getBitOffsetFromArgument` failure text.
@@ -64,9 +65,14 @@ pub fn setbit(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     };
     match db.get_mut(&args[1], now) {
         Some(Value::Str(v)) => {
+            let grew = v.len() <= byte;
             let mut buf = take_mut(v);
             let old = set(&mut buf);
             *v = buf.freeze();
+            // Redis 7.0 `setbitCommand`: an event only when the string grew or the bit changed.
+            if grew || old != on {
+                db.notify(flags::STRING, "setbit", &args[1]);
+            }
             Frame::Integer(i64::from(old))
         }
         Some(_) => wrong_type(),
@@ -74,6 +80,7 @@ pub fn setbit(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             let mut buf = BytesMut::new();
             set(&mut buf);
             db.set(&args[1], Value::Str(buf.freeze()), false, now);
+            db.notify(flags::STRING, "setbit", &args[1]);
             Frame::Integer(0)
         }
     }

@@ -8,6 +8,7 @@ use bytes::Bytes;
 
 use super::reply::int_arg;
 use crate::keyspace::Db;
+use crate::notify::flags;
 use crate::resp::Frame;
 
 /// `ERR DB index is out of range` (Redis `selectDb` failing).
@@ -85,6 +86,8 @@ fn move_key(dbs: &mut [Db], selected: usize, key: &[u8], target: &[u8], now_ms: 
     if let Some(at) = deadline {
         dst.set_deadline(key, at);
     }
+    dbs[selected].notify(flags::GENERIC, "move_from", key);
+    dbs[target].notify(flags::GENERIC, "move_to", key);
     Frame::Integer(1)
 }
 

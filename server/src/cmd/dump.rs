@@ -5,6 +5,7 @@ use bytes::Bytes;
 
 use super::reply::{int_arg, is_opt, syntax_error};
 use crate::keyspace::Db;
+use crate::notify::flags;
 use crate::rdb;
 use crate::resp::Frame;
 
@@ -72,9 +73,7 @@ pub fn restore(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Ok(value) => value,
         Err(err) => return Frame::error(err.message()),
     };
-    if replace {
-        db.remove(key, now);
-    }
+    let deleted = replace && db.remove(key, now).is_some();
     let deadline = match ttl {
         0 => None,
         ttl if absttl => Some(ttl),
@@ -82,11 +81,15 @@ pub fn restore(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     };
     // Redis `checkAlreadyExpired`; never while loading the log (`now` 0 there).
     if deadline.is_some_and(|at| at <= now) {
+        if deleted {
+            db.notify(flags::GENERIC, "del", key);
+        }
         return Frame::ok();
     }
     db.set(key, value, false, now);
     if let Some(at) = deadline {
         db.set_deadline(key, at);
     }
+    db.notify(flags::GENERIC, "restore", key);
     Frame::ok()
 }

@@ -5,6 +5,7 @@ use bytes::Bytes;
 
 use super::reply::{int_arg, invalid_expire, is_opt};
 use crate::keyspace::Db;
+use crate::notify::flags;
 use crate::resp::Frame;
 
 const NX: u8 = 1;
@@ -89,9 +90,11 @@ fn expire_generic(
     match u64::try_from(when) {
         Ok(t) if t > now => {
             db.set_deadline(key, t);
+            db.notify(flags::GENERIC, "expire", key);
         }
         _ => {
             db.remove(key, now);
+            db.notify(flags::GENERIC, "del", key);
         }
     }
     Frame::Integer(1)
@@ -163,5 +166,9 @@ pub fn pexpiretime(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
 
 /// `PERSIST key` → 1 if a deadline was removed, else 0.
 pub fn persist(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
-    Frame::Integer(i64::from(db.persist(&args[1], now)))
+    let removed = db.persist(&args[1], now);
+    if removed {
+        db.notify(flags::GENERIC, "persist", &args[1]);
+    }
+    Frame::Integer(i64::from(removed))
 }

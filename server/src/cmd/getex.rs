@@ -6,6 +6,7 @@ use bytes::Bytes;
 use super::reply::{is_opt, syntax_error, wrong_type};
 use super::set_cmd::expire_deadline;
 use crate::keyspace::{Db, Value};
+use crate::notify::flags;
 use crate::resp::Frame;
 
 /// GETEX's expiry change.
@@ -74,7 +75,9 @@ pub fn getex(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     match change {
         Change::None => {}
         Change::Persist => {
-            db.persist(key, now);
+            if db.persist(key, now) {
+                db.notify(flags::GENERIC, "persist", key);
+            }
         }
         Change::Expire(seconds, relative, at) => {
             let when = match expire_deadline(&args[at], seconds, relative, now, "getex") {
@@ -84,9 +87,11 @@ pub fn getex(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             match u64::try_from(when) {
                 Ok(t) if relative || t > now => {
                     db.set_deadline(key, t);
+                    db.notify(flags::GENERIC, "expire", key);
                 }
                 _ => {
                     db.remove(key, now);
+                    db.notify(flags::GENERIC, "del", key);
                 }
             }
         }
@@ -108,9 +113,11 @@ fn set_with_ttl(db: &mut Db, args: &[Bytes], now: u64, seconds: bool, name: &str
         false,
         now,
     );
+    db.notify(flags::STRING, "set", key);
     if let Ok(t) = u64::try_from(when) {
         db.set_deadline(key, t);
     }
+    db.notify(flags::GENERIC, "expire", key);
     Frame::ok()
 }
 

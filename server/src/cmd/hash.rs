@@ -8,6 +8,7 @@ use bytes::Bytes;
 
 use super::reply::{wrong_arity, wrong_type};
 use crate::keyspace::{Db, Value};
+use crate::notify::flags;
 use crate::resp::Frame;
 
 /// The hash at `key` for writing, created empty if missing (the caller
@@ -46,6 +47,7 @@ fn set_fields(db: &mut Db, args: &[Bytes], now: u64, name: &str) -> Result<i64, 
             }
         }
     }
+    db.notify(flags::HASH, "hset", &args[1]);
     Ok(created)
 }
 
@@ -72,6 +74,7 @@ pub fn hsetnx(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Bytes::copy_from_slice(&args[2]),
         Bytes::copy_from_slice(&args[3]),
     );
+    db.notify(flags::HASH, "hset", &args[1]);
     Frame::Integer(1)
 }
 
@@ -96,6 +99,9 @@ pub fn hdel(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Some(_) => return wrong_type(),
         None => 0,
     };
+    if removed > 0 {
+        db.notify(flags::HASH, "hdel", &args[1]);
+    }
     db.remove_if_empty(&args[1]);
     Frame::Integer(removed as i64)
 }

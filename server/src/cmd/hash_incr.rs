@@ -7,6 +7,7 @@ use super::incr::{NAN_OR_INF, NOT_FLOAT};
 use super::longdouble::{self, Ld, LongDouble};
 use super::reply::int_arg;
 use crate::keyspace::Db;
+use crate::notify::flags;
 use crate::resp::num::parse_i64;
 use crate::resp::Frame;
 
@@ -37,6 +38,7 @@ pub fn hincrby(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Bytes::copy_from_slice(&args[2]),
         Bytes::from(new.to_string()),
     );
+    db.notify(flags::HASH, "hincrby", &args[1]);
     Frame::Integer(new)
 }
 
@@ -70,5 +72,6 @@ pub fn hincrbyfloat(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     };
     let text = Bytes::from(sum.to_human());
     map.insert(Bytes::copy_from_slice(&args[2]), text.clone());
+    db.notify(flags::HASH, "hincrbyfloat", &args[1]);
     Frame::Bulk(text)
 }

@@ -6,6 +6,7 @@ use bytes::Bytes;
 use super::longdouble::{self, Ld};
 use super::reply::{int_arg, not_integer, wrong_type};
 use crate::keyspace::{Db, Value};
+use crate::notify::flags;
 use crate::resp::num::parse_i64;
 use crate::resp::Frame;
 
@@ -25,6 +26,7 @@ fn incr_by(db: &mut Db, key: &[u8], delta: i64, now: u64) -> Frame {
         return Frame::error("ERR increment or decrement would overflow");
     };
     db.set(key, Value::Str(Bytes::from(new.to_string())), true, now);
+    db.notify(flags::STRING, "incrby", key);
     Frame::Integer(new)
 }
 
@@ -84,5 +86,6 @@ pub fn incrbyfloat(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     };
     let text = Bytes::from(sum.to_human());
     db.set(&args[1], Value::Str(text.clone()), true, now);
+    db.notify(flags::STRING, "incrbyfloat", &args[1]);
     Frame::Bulk(text)
 }

@@ -6,16 +6,20 @@ use bytes::Bytes;
 use super::coll_scan::scan_options;
 use super::reply::{is_opt, syntax_error};
 use crate::keyspace::Db;
+use crate::notify::flags;
 use crate::resp::num::parse_cursor;
 use crate::resp::Frame;
 
 /// `DEL key...` / `UNLINK key...` → number of keys removed.
 pub fn del(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
-    let n = args[1..]
-        .iter()
-        .filter(|k| db.remove(k, now).is_some())
-        .count();
-    Frame::Integer(n as i64)
+    let mut n = 0;
+    for key in &args[1..] {
+        if db.remove(key, now).is_some() {
+            db.notify(flags::GENERIC, "del", key);
+            n += 1;
+        }
+    }
+    Frame::Integer(n)
 }
 
 /// `EXISTS key...` → number of existing keys, counting repeats.

@@ -8,12 +8,25 @@ use bytes::Bytes;
 
 use super::reply::{int_arg, positive_arg, wrong_arity, wrong_type};
 use crate::keyspace::{Db, Value};
+use crate::notify::flags;
 use crate::resp::Frame;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum End {
     Head,
     Tail,
+}
+
+impl End {
+    /// Redis's event name of `what` (`push`, `pop`) at this end: `lpush`, `rpop`, ...
+    fn name(self, what: &str) -> &'static str {
+        match (self, what) {
+            (End::Head, "push") => "lpush",
+            (End::Tail, "push") => "rpush",
+            (End::Head, _) => "lpop",
+            (End::Tail, _) => "rpop",
+        }
+    }
 }
 
 /// Shared LPUSH / RPUSH / LPUSHX / RPUSHX; `only_existing` (the X forms)
@@ -35,6 +48,9 @@ fn push(db: &mut Db, args: &[Bytes], now: u64, end: End, only_existing: bool) ->
             len
         }
     };
+    if len > 0 {
+        db.notify(flags::LIST, end.name("push"), &args[1]);
+    }
     Frame::Integer(len as i64)
 }
 
@@ -102,6 +118,9 @@ fn pop(db: &mut Db, args: &[Bytes], now: u64, end: End, name: &str) -> Frame {
             Frame::Array(items)
         }
     };
+    if reply != Frame::Null && reply != Frame::Array(Vec::new()) {
+        db.notify(flags::LIST, end.name("pop"), &args[1]);
+    }
     db.remove_if_empty(&args[1]);
     reply
 }
@@ -198,6 +217,7 @@ pub fn lset(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     match resolve_index(index, list.len()).and_then(|i| list.get_mut(i)) {
         Some(slot) => {
             *slot = Bytes::copy_from_slice(&args[3]);
+            db.notify(flags::LIST, "lset", &args[1]);
             Frame::ok()
         }
         None => Frame::error("ERR index out of range"),

@@ -4,6 +4,7 @@ use bytes::Bytes;
 
 use super::reply::{int_arg, is_opt, syntax_error, wrong_type};
 use crate::keyspace::{Db, Value};
+use crate::notify::flags;
 use crate::resp::num::parse_i64;
 use crate::resp::Frame;
 
@@ -46,6 +47,7 @@ pub fn lrem(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     if removed > 0 {
         let mut flags = keep.into_iter();
         list.retain(|_| flags.next().unwrap_or(true));
+        db.notify(flags::LIST, "lrem", &args[1]);
     }
     db.remove_if_empty(&args[1]);
     Frame::Integer(removed as i64)
@@ -74,6 +76,7 @@ pub fn ltrim(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         list.truncate(end as usize + 1);
         list.drain(..start as usize);
     }
+    db.notify(flags::LIST, "ltrim", &args[1]);
     db.remove_if_empty(&args[1]);
     Frame::ok()
 }
@@ -98,7 +101,9 @@ pub fn linsert(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         return Frame::Integer(-1);
     };
     list.insert(pos + usize::from(after), Bytes::copy_from_slice(&args[4]));
-    Frame::Integer(list.len() as i64)
+    let len = list.len() as i64;
+    db.notify(flags::LIST, "linsert", &args[1]);
+    Frame::Integer(len)
 }
 
 /// A non-negative LPOS option value; anything else (also a non-integer) is

@@ -7,6 +7,7 @@ use bytes::Bytes;
 use super::databases::db_index;
 use super::reply::{is_opt, syntax_error};
 use crate::keyspace::Db;
+use crate::notify::flags;
 use crate::resp::Frame;
 
 /// `ERR no such key` (Redis `shared.nokeyerr`).
@@ -45,10 +46,14 @@ fn rename_generic(db: &mut Db, src: &[u8], dst: &[u8], now: u64, nx: bool) -> Fr
     let Some(value) = db.remove(src, now) else {
         return Frame::error(NO_SUCH_KEY);
     };
+    // Redis deletes an existing destination first: the key is then new (its `new` event).
+    db.remove(dst, now);
     db.set(dst, value, false, now);
     if let Some(at) = deadline {
         db.set_deadline(dst, at);
     }
+    db.notify(flags::GENERIC, "rename_from", src);
+    db.notify(flags::GENERIC, "rename_to", dst);
     done(true)
 }
 
@@ -120,5 +125,6 @@ pub fn copy(dbs: &mut [Db], selected: usize, args: &[Bytes], now: u64) -> Frame 
     if let Some(at) = deadline {
         to.set_deadline(dst, at);
     }
+    to.notify(flags::GENERIC, "copy_to", dst);
     Frame::Integer(1)
 }

@@ -6,6 +6,7 @@ use bytes::Bytes;
 
 use super::reply::{int_arg, invalid_expire, is_opt, syntax_error, wrong_type};
 use crate::keyspace::{Db, Value};
+use crate::notify::flags;
 use crate::resp::Frame;
 
 const NX: u8 = 1;
@@ -136,8 +137,10 @@ pub fn set(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         opts.flags & KEEPTTL != 0,
         now,
     );
+    db.notify(flags::STRING, "set", key);
     if let Some(t) = deadline {
         set_or_expire(db, key, t, now);
+        db.notify(flags::GENERIC, "expire", key);
     }
     reply
 }

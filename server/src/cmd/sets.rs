@@ -8,6 +8,7 @@ use rand::seq::{IteratorRandom, SliceRandom};
 
 use super::reply::{positive_arg, range_arg, syntax_error, wrong_type};
 use crate::keyspace::{Db, Value};
+use crate::notify::flags;
 use crate::resp::Frame;
 
 /// `SADD key member...` → number of members added.
@@ -25,6 +26,9 @@ pub fn sadd(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             n
         }
     };
+    if added > 0 {
+        db.notify(flags::SET, "sadd", &args[1]);
+    }
     Frame::Integer(added as i64)
 }
 
@@ -35,6 +39,9 @@ pub fn srem(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Some(_) => return wrong_type(),
         None => 0,
     };
+    if removed > 0 {
+        db.notify(flags::SET, "srem", &args[1]);
+    }
     db.remove_if_empty(&args[1]);
     Frame::Integer(removed as i64)
 }
@@ -107,6 +114,9 @@ pub fn spop(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             Frame::Set(picked.into_iter().map(Frame::Bulk).collect())
         }
     };
+    if reply != Frame::Null && reply != Frame::Set(Vec::new()) {
+        db.notify(flags::SET, "spop", &args[1]);
+    }
     db.remove_if_empty(&args[1]);
     reply
 }

@@ -6,6 +6,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::reply::{int_arg, wrong_arity, wrong_type};
 use crate::keyspace::{Db, Value};
+use crate::notify::flags;
 use crate::resp::Frame;
 
 /// `GET key` → bulk, Null if missing, WRONGTYPE for non-strings.
@@ -21,11 +22,17 @@ pub fn get(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
 pub fn getdel(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     match db.get(&args[1], now) {
         Some(Value::Str(_)) => match db.remove(&args[1], now) {
-            Some(Value::Str(v)) => Frame::Bulk(v),
+            Some(Value::Str(v)) => {
+                db.notify(flags::GENERIC, "del", &args[1]);
+                Frame::Bulk(v)
+            }
             _ => Frame::Null,
         },
         Some(_) => wrong_type(),
-        None => Frame::Null,
+        None => {
+            db.notify(flags::KEY_MISS, "keymiss", &args[1]);
+            Frame::Null
+        }
     }
 }
 
@@ -55,6 +62,7 @@ pub fn mset(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             false,
             now,
         );
+        db.notify(flags::STRING, "set", &pair[0]);
     }
     Frame::ok()
 }
@@ -83,6 +91,7 @@ pub fn setnx(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         false,
         now,
     );
+    db.notify(flags::STRING, "set", &args[1]);
     Frame::Integer(1)
 }
 
@@ -101,6 +110,7 @@ pub fn append(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             buf.extend_from_slice(&args[2]);
             let len = buf.len();
             *v = buf.freeze();
+            db.notify(flags::STRING, "append", &args[1]);
             Frame::Integer(len as i64)
         }
         Some(_) => wrong_type(),
@@ -111,6 +121,7 @@ pub fn append(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
                 false,
                 now,
             );
+            db.notify(flags::STRING, "append", &args[1]);
             Frame::Integer(args[2].len() as i64)
         }
     }
@@ -140,7 +151,10 @@ pub fn getset(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     let old = match db.get(&args[1], now) {
         Some(Value::Str(v)) => Frame::Bulk(v.clone()),
         Some(_) => return wrong_type(),
-        None => Frame::Null,
+        None => {
+            db.notify(flags::KEY_MISS, "keymiss", &args[1]);
+            Frame::Null
+        }
     };
     db.set(
         &args[1],
@@ -148,6 +162,7 @@ pub fn getset(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         false,
         now,
     );
+    db.notify(flags::STRING, "set", &args[1]);
     old
 }
 
@@ -210,6 +225,7 @@ pub fn setrange(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             buf[offset..end].copy_from_slice(value);
             let len = buf.len();
             *v = buf.freeze();
+            db.notify(flags::STRING, "setrange", &args[1]);
             Frame::Integer(len as i64)
         }
         Some(_) => wrong_type(),
@@ -220,6 +236,7 @@ pub fn setrange(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             buf[offset as usize..].copy_from_slice(value);
             let len = buf.len();
             db.set(&args[1], Value::Str(Bytes::from(buf)), false, now);
+            db.notify(flags::STRING, "setrange", &args[1]);
             Frame::Integer(len as i64)
         }
     }

@@ -233,6 +233,17 @@ impl Peers {
         receiver
     }
 
+    /// Queues `job` for shard `owner` at once, without waiting for room and without a reply
+    /// (keyspace events published after a command, [`crate::notify::publish`]): it runs
+    /// there in order after this shard's earlier requests, whatever gate is held.
+    pub fn post(&self, owner: usize, job: ShardJob) {
+        let (request, _unanswered) = JobRequest::new(job, false, Admission::Ungated);
+        match self.outboxes.get(owner) {
+            Some(outbox) => outbox.push(ShardRequest::Job(request)),
+            None => tracing::debug!("cross-shard post to unknown shard {owner}"),
+        }
+    }
+
     /// Asks shard `owner` for its gate on behalf of `txn`; the receiver resolves once held.
     pub async fn acquire(&self, owner: usize, txn: TxnId) -> oneshot::Receiver<Frame> {
         let (granted, receiver) = oneshot::channel();

@@ -16,6 +16,7 @@ use super::memory::{entry_size, lfu_new, lfu_touch, lru_clock, DEFAULT_SAMPLES};
 use super::snapshot::{dump_entry, Snapshot};
 use super::value::Value;
 use super::watch::{WatchStamp, WatchTable};
+use crate::notify::flags;
 
 /// Bits of a local SCAN cursor; the 16 bits above are free for the caller to
 /// encode a shard index (see `cmd::fanout`).
@@ -121,6 +122,8 @@ pub struct Db {
     lfu_counted: Option<u64>,
     /// The largest string a command may build (SETRANGE, APPEND, SETBIT).
     max_string: StringLimit,
+    /// Keyspace events gathered for publishing ([`Db::notify`]).
+    notify: notify::Notifications,
 }
 
 /// The largest string a command may build, in bytes: `--proto-max-bulk-len` (Redis 7.0
@@ -452,8 +455,10 @@ impl Db {
                 if let Some(expired) = &mut self.expired {
                     expired.push(k.to_bytes());
                 }
+                self.notify.report(flags::EXPIRED, "expired", &k);
                 self.stats.expired += 1;
                 self.stats.misses += u64::from(read);
+                self.notify.key_miss(read, key);
                 None
             }
             RawEntryMut::Occupied(o) if !touch => {
@@ -475,6 +480,7 @@ impl Db {
             }
             RawEntryMut::Vacant(_) => {
                 self.stats.misses += u64::from(read);
+                self.notify.key_miss(read, key);
                 None
             }
         }
@@ -578,6 +584,7 @@ impl Db {
                 size,
             },
         );
+        self.notify(flags::NEW, "new", key);
     }
 
     /// Removes `key`, returning its value (`None` if missing or expired).
@@ -601,13 +608,15 @@ impl Db {
         }
     }
 
-    /// Deletes `key` if it holds an empty collection.
+    /// Deletes `key` if it holds an empty collection, reporting Redis's `del` event (so a
+    /// handler calls it after reporting its own event, as Redis's handlers do).
     pub fn remove_if_empty(&mut self, key: &[u8]) {
         if self
             .map
             .get(key)
             .is_some_and(|e| e.value.is_empty_collection())
         {
+            self.notify(flags::GENERIC, "del", key);
             self.remove(key, 0);
         }
     }
@@ -801,6 +810,7 @@ impl Db {
             if let Some(expired) = &mut self.expired {
                 expired.push(key.to_bytes());
             }
+            self.notify(flags::EXPIRED, "expired", &key);
             self.stats.expired += 1;
             removed += 1;
         }
@@ -815,6 +825,9 @@ fn size_u32(size: u64) -> u32 {
 
 #[path = "db_evict.rs"]
 pub mod evict;
+
+#[path = "db_notify.rs"]
+pub mod notify;
 
 #[cfg(test)]
 #[path = "db_tests.rs"]

@@ -103,6 +103,7 @@ impl Db {
             if let Some(expired) = &mut self.expired {
                 expired.push(key.clone());
             }
+            self.notify(crate::notify::flags::EVICTED, "evicted", key);
         }
         before.saturating_sub(self.used)
     }

@@ -11,5 +11,6 @@ pub mod snapshot;
 pub mod value;
 pub mod watch;
 
+pub use db::notify::KeyEvent;
 pub use db::{AccessClock, Db};
 pub use value::Value;

@@ -143,6 +143,9 @@ pub struct RuntimeConfig {
     pub timeout_seconds: u64,
     /// Thresholds of OBJECT ENCODING.
     pub encoding: EncodingKnobs,
+    /// `notify-keyspace-events`: the classes of keyspace events published
+    /// ([`crate::notify::flags`]); 0 = none.
+    pub notify_keyspace_events: u16,
 }
 
 /// Redis's default `client-output-buffer-limit` of the `replica` class.
@@ -177,6 +180,7 @@ impl RuntimeConfig {
             pubsub_output_limit: config.client_output_buffer_limit_pubsub,
             maxclients,
             timeout_seconds: config.timeout,
+            notify_keyspace_events: config.notify_keyspace_events,
             encoding: EncodingKnobs {
                 hash_max_listpack_entries: config.hash_max_listpack_entries,
                 hash_max_listpack_value: config.hash_max_listpack_value,
@@ -210,6 +214,7 @@ pub fn apply(shard: &crate::shard::Shard, next: RuntimeConfig) {
     };
     for db in shard.dbs.borrow_mut().iter_mut() {
         db.set_access_clock(access);
+        db.set_notify_flags(next.notify_keyspace_events);
     }
     if let Some(aof) = &shard.aof {
         if aof.writer.fsync_policy() != next.appendfsync {

@@ -381,6 +381,16 @@ static PARAMS: &[Param] = &[
             Ok(())
         },
     ),
+    rw(
+        "notify-keyspace-events",
+        None,
+        |v| crate::notify::render(v.runtime.notify_keyspace_events),
+        |r, v| {
+            r.notify_keyspace_events = crate::notify::parse(v.as_bytes())
+                .ok_or_else(|| crate::notify::flags::INVALID.to_string())?;
+            Ok(())
+        },
+    ),
     ro("databases", |v| v.config.databases.to_string()),
     ro("port", port),
     ro("tls-port", tls_port),

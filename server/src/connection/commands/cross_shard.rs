@@ -13,6 +13,10 @@
 //! - [`count_existing`] / [`set_pairs`]: EXISTS / MSET of one shard's keys;
 //! - [`read_string`]: GET, for LCS, which then computes here.
 //!
+//! Steps that write run quietly ([`Shard::execute_step`]): the composition publishes the
+//! command's keyspace events itself, as Redis names and orders them (`rename_from`,
+//! `rename_to`; `copy_to`; `set` per key), once every step succeeded.
+//!
 //! A move writes the destination before it deletes the source, so a step refused midway
 //! (`MISCONF` while a log cannot be written) leaves the value in both places, never in
 //! neither. The steps run inside one transaction over the owner shards' gates
@@ -28,6 +32,7 @@ use crate::cmd::lcs::NOT_STRINGS;
 use crate::cmd::rename::{copy_options, NO_SUCH_KEY};
 use crate::cmd::reply::WRONGTYPE;
 use crate::forward::TxnId;
+use crate::notify::{self, flags};
 use crate::resp::Frame;
 use crate::shard::Shard;
 use crate::txn;
@@ -122,6 +127,14 @@ async fn rename(
     if deleted.is_error() {
         return deleted;
     }
+    notify::publish::composed(
+        shard,
+        &[
+            (db, flags::NEW, "new", args[2].clone()),
+            (db, flags::GENERIC, "rename_from", args[1].clone()),
+            (db, flags::GENERIC, "rename_to", args[2].clone()),
+        ],
+    );
     if nx {
         Frame::Integer(1)
     } else {
@@ -150,6 +163,7 @@ async fn copy(shard: &Rc<Shard>, txn: Option<TxnId>, db: usize, args: Vec<Bytes>
         Err(err) => return err,
     };
     let target = options.db;
+    let key = dst.clone();
     let put = shard
         .run_on_in(
             shard.owner_of(&dst),
@@ -162,7 +176,16 @@ async fn copy(shard: &Rc<Shard>, txn: Option<TxnId>, db: usize, args: Vec<Bytes>
     match put {
         Frame::Error(message) if message == BUSYKEY => Frame::Integer(0),
         Frame::Error(_) => put,
-        _ => Frame::Integer(1),
+        _ => {
+            notify::publish::composed(
+                shard,
+                &[
+                    (target, flags::NEW, "new", key.clone()),
+                    (target, flags::GENERIC, "copy_to", key),
+                ],
+            );
+            Frame::Integer(1)
+        }
     }
 }
 
@@ -201,6 +224,16 @@ async fn msetnx(shard: &Rc<Shard>, txn: Option<TxnId>, db: usize, args: Vec<Byte
             return set;
         }
     }
+    // Redis's `msetGenericCommand`: per pair, in order, `new` (first time only) and `set`.
+    let mut events = Vec::with_capacity(args.len());
+    let mut seen = std::collections::HashSet::new();
+    for key in args[1..].iter().step_by(2) {
+        if seen.insert(key.clone()) {
+            events.push((db, flags::NEW, "new", key.clone()));
+        }
+        events.push((db, flags::STRING, "set", key.clone()));
+    }
+    notify::publish::composed(shard, &events);
     Frame::Integer(1)
 }
 
@@ -311,12 +344,12 @@ pub fn put_entry(
     if replace {
         args.push(Bytes::from_static(b"REPLACE"));
     }
-    s.execute_local(db, &args)
+    s.execute_step(db, &args)
 }
 
 /// Owner-shard step: deletes `key` from database `db`; the DEL reply.
 pub fn delete_key(s: &Shard, db: usize, key: &Bytes) -> Frame {
-    s.execute_local(db, &[Bytes::from_static(b"DEL"), key.clone()])
+    s.execute_step(db, &[Bytes::from_static(b"DEL"), key.clone()])
 }
 
 /// Owner-shard step: how many of `keys` exist in database `db` (EXISTS).
@@ -324,7 +357,8 @@ pub fn count_existing(s: &Shard, db: usize, keys: Vec<Bytes>) -> Frame {
     let mut args = Vec::with_capacity(keys.len() + 1);
     args.push(Bytes::from_static(b"EXISTS"));
     args.extend(keys);
-    s.execute_local(db, &args)
+    // MSETNX looks its keys up for writing: no `keymiss` (an `expired` still goes out).
+    s.execute_dropping(flags::KEY_MISS, db, &args)
 }
 
 /// Owner-shard step: MSET of `pairs` (key, value, key, value, …) in database `db`.
@@ -332,5 +366,5 @@ pub fn set_pairs(s: &Shard, db: usize, pairs: Vec<Bytes>) -> Frame {
     let mut args = Vec::with_capacity(pairs.len() + 1);
     args.push(Bytes::from_static(b"MSET"));
     args.extend(pairs);
-    s.execute_local(db, &args)
+    s.execute_step(db, &args)
 }
