@@ -617,6 +617,37 @@ mod tests {
     }
 
     #[test]
+    fn notify_keyspace_events_parses_renders_and_refuses_as_redis() {
+        let mut r = runtime();
+        assert_eq!(r.notify_keyspace_events, 0);
+        let param = find("NOTIFY-KEYSPACE-EVENTS").expect("known");
+        let shown = |r: &RuntimeConfig| {
+            let cli = Cli::parse_from(["shardline"]);
+            let view = View {
+                config: &cli.server,
+                runtime: r,
+                bound: "127.0.0.1:0".parse().expect("address"),
+                shards: 1,
+            };
+            param.value(&view)
+        };
+        assert_eq!(shown(&r), "");
+        param.apply(&mut r, "KEA").expect("valid");
+        assert_eq!(shown(&r), "AKE");
+        param.apply(&mut r, "$lshzxeKE").expect("valid");
+        assert_eq!(shown(&r), "$lshzxeKE");
+        assert_eq!(
+            param.apply(&mut r, "KEQ"),
+            Err("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into())
+        );
+        assert_eq!(shown(&r), "$lshzxeKE");
+        let cli = Cli::parse_from(["shardline", "--notify-keyspace-events", "Ex"]);
+        let r = RuntimeConfig::from_config(&cli.server, 100);
+        assert_eq!(shown(&r), "xE");
+        assert!(Cli::try_parse_from(["shardline", "--notify-keyspace-events", "KEw"]).is_err());
+    }
+
+    #[test]
     fn numbers_follow_redis_errors() {
         let mut r = runtime();
         let slow = find("slowlog-log-slower-than").expect("known");

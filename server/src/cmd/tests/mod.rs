@@ -10,6 +10,7 @@ mod hash_random;
 mod keyspace_ops;
 mod list;
 mod list_edit;
+mod notify;
 mod sets;
 mod string_range;
 mod strings;
