@@ -11,6 +11,13 @@
 //! flags when the class is off; with `notify-keyspace-events` empty (the default) every class
 //! is off.
 //!
+//! Adding a command's events is one line per Redis call, in its handler:
+//! `db.notify(flags::ZSET, "zadd", &args[1]);` (after the change, before
+//! [`crate::keyspace::Db::remove_if_empty`], which adds the `del` of an emptied key). A command
+//! composed of steps on several shards runs its writing steps with
+//! [`crate::shard::Shard::execute_step`] (their own events dropped) and, once it succeeded,
+//! publishes Redis's events with one [`publish::composed`] call.
+//!
 //! Where events go: after each command the shard that ran it (the key's owner) publishes the
 //! events the command left, in order, on `__keyspace@<db>__:<key>` and
 //! `__keyevent@<db>__:<event>`: at once to its own subscribers and, as one job per other
