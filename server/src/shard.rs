@@ -228,6 +228,10 @@ impl Shard {
         let now_ms = self.clock.unix_ms(started);
         let evicted_before = self.info.evicted_keys.get();
         if let Some(oom) = crate::eviction::before_command(self, &mut dbs, db, args, now_ms) {
+            // The keys evicted before the refusal still make their `evicted` events.
+            if dbs[db].notifies() {
+                crate::notify::publish::after_command(self, &mut dbs, db);
+            }
             return (oom, None);
         }
         // The SLOWLOG times the command itself, not the evictions made room for it (Redis

@@ -160,3 +160,17 @@ def test_cross_shard_rename_and_multi_exec_in_redis_order(setup):
     assert c0.call("EXEC") == [1, 1, 1]
     expect(sub, *both(0, a, "expire"), *both(0, b, "del"), *both(0, a, "persist"))
     marker(sub, c1)
+
+
+def test_evicted_events(setup):
+    sub, c0, c1 = setup
+    assert c0.call("CONFIG", "SET", "notify-keyspace-events", "Ee") == "OK"
+    assert c0.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lru") == "OK"
+    k = key_on(1, "evict")
+    assert c0.call("SET", k, "bar") == "OK"
+    assert c0.call("CONFIG", "SET", "maxmemory", "1") == "OK"
+    # The owner shard evicts before its next command, refused or not.
+    c1.call("SET", key_on(1, "other"), "x")
+    expect(sub, ("__keyevent@0__:evicted", k))
+    assert c0.call("CONFIG", "SET", "maxmemory", "0") == "OK"
+    assert c0.call("EXISTS", k) == 0
