@@ -339,7 +339,15 @@ mod tests {
         assert_eq!(config, ["config|resetstat", "config|rewrite"]);
         assert_eq!(
             names(command(&args("COMMAND LIST FILTERBY ACLCAT bitmap"))),
-            ["setbit", "getbit"]
+            [
+                "setbit",
+                "getbit",
+                "bitcount",
+                "bitpos",
+                "bitfield",
+                "bitfield_ro",
+                "bitop"
+            ]
         );
         assert!(names(command(&args("COMMAND LIST"))).contains(&"client|list".to_string()));
         assert_eq!(

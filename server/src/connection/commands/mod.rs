@@ -6,6 +6,7 @@ mod auth;
 mod client;
 mod client_admin;
 mod command_info;
+mod composed;
 mod config;
 mod cross_shard;
 mod info;
@@ -84,6 +85,9 @@ pub async fn execute(
         "debug" => admin::debug(shard, &args),
         "rename" | "renamenx" | "copy" | "msetnx" | "lcs" => {
             cross_shard::execute(shard, session.db, session.txn_scope, spec.name, args).await
+        }
+        name if composed::serves(name) => {
+            composed::execute(shard, session.db, session.txn_scope, name, args).await
         }
         "function" => scripting::function(&args),
         "script" => scripting::script(&args),
