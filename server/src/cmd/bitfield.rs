@@ -5,7 +5,6 @@
 use bytes::{Bytes, BytesMut};
 
 use super::reply::{int_arg, is_opt, syntax_error, wrong_type};
-use super::strings::take_mut;
 use crate::keyspace::{Db, Value};
 use crate::resp::Frame;
 
@@ -236,16 +235,21 @@ fn generic(db: &mut Db, args: &[Bytes], now: u64, read_only: bool) -> Frame {
     }
     // `highest >> 3` is below `max_string_len` (checked per offset) plus 8 bytes.
     let needed = (highest >> 3) as usize + 1;
-    let mut buf = match db.get_mut(&args[1], now) {
-        Some(Value::Str(v)) => take_mut(v),
+    let old = match db.get(&args[1], now) {
+        Some(Value::Str(v)) => Some(v.clone()),
         Some(_) => return wrong_type(),
-        None => BytesMut::new(),
+        None => None,
     };
+    let mut buf = BytesMut::from(old.as_deref().unwrap_or_default());
     if buf.len() < needed {
         buf.resize(needed, 0);
     }
     let replies = ops.iter().map(|o| apply(&mut buf, o)).collect();
-    db.set(&args[1], Value::Str(buf.freeze()), true, now);
+    // Only a created, grown or changed string is written (and counted, and logged), as
+    // Redis 7.0.15 counts changes.
+    if old.as_deref() != Some(&buf[..]) {
+        db.set(&args[1], Value::Str(buf.freeze()), true, now);
+    }
     Frame::Array(replies)
 }
 

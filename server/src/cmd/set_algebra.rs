@@ -220,9 +220,13 @@ pub fn smove(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         return Frame::Integer(0);
     }
     db.remove_if_empty(src);
-    match db.get_mut(dst, now) {
-        Some(Value::Set(set)) => {
-            set.insert(member.clone());
+    // A destination that already holds the member is not touched (WATCH sees no change).
+    match db.get(dst, now) {
+        Some(Value::Set(set)) if set.contains(&member[..]) => {}
+        Some(Value::Set(_)) => {
+            if let Some(Value::Set(set)) = db.get_mut(dst, now) {
+                set.insert(member.clone());
+            }
         }
         _ => {
             let set = HashSet::from([member.clone()]);

@@ -31,7 +31,7 @@ use bytes::Bytes;
 
 use super::cross_shard::{delete_key, put_entry, read_entry};
 use crate::forward::TxnId;
-use crate::keyspace::Db;
+use crate::keyspace::{Db, Value};
 use crate::resp::Frame;
 use crate::shard::Shard;
 use crate::txn;
@@ -174,8 +174,15 @@ async fn read_all(
     Ok(entries)
 }
 
-/// Runs `args` on a scratch keyspace holding `entries` → the reply and the scratch keyspace.
-fn run_scratch(shard: &Shard, entries: &[(Bytes, Entry)], args: &[Bytes]) -> (Frame, Db) {
+/// Runs `args` (command `name`) on a scratch keyspace holding `entries` → the reply, the
+/// scratch keyspace, and whether an SMOVE left its destination as it was
+/// ([`smove_keeps_destination`]).
+fn run_scratch(
+    shard: &Shard,
+    entries: &[(Bytes, Entry)],
+    name: &str,
+    args: &[Bytes],
+) -> (Frame, Db, bool) {
     let now = crate::shard::unix_time_ms();
     let mut scratch = Db::new();
     scratch.set_max_string_len(shard.shared.config.proto_max_bulk_len as u64);
@@ -192,11 +199,24 @@ fn run_scratch(shard: &Shard, entries: &[(Bytes, Entry)], args: &[Bytes]) -> (Fr
         ];
         let restored = crate::cmd::execute(&mut scratch, &restore, now);
         if restored.is_error() {
-            return (restored, scratch);
+            return (restored, scratch, false);
         }
     }
+    let keeps_destination = smove_keeps_destination(&mut scratch, name, args);
     let reply = crate::cmd::execute(&mut scratch, args, now);
-    (reply, scratch)
+    (reply, scratch, keeps_destination)
+}
+
+/// Whether SMOVE's destination already holds the member (in `scratch` before the command
+/// runs): then only the source changes, and the destination is not written (Redis does not
+/// touch it, so a WATCH on it sees no change).
+fn smove_keeps_destination(scratch: &mut Db, name: &str, args: &[Bytes]) -> bool {
+    let now = crate::shard::unix_time_ms();
+    name == "smove"
+        && matches!(
+            scratch.get(&args[2], now),
+            Some(Value::Set(set)) if set.contains(&args[3][..])
+        )
 }
 
 /// The entry of `key` in `scratch` (its DUMP payload and deadline), `None` when missing.
@@ -249,12 +269,16 @@ async fn compose(
         Ok(entries) => entries,
         Err(err) => return err,
     };
-    let (reply, mut scratch) = run_scratch(shard, &entries, args);
+    let (reply, mut scratch, keeps_destination) = run_scratch(shard, &entries, name, args);
     if reply.is_error() {
         return reply;
     }
+    let mut written = written_keys(name, args, &reply);
+    if keeps_destination {
+        written.retain(|key| *key != args[2]);
+    }
     let mut done: Vec<Bytes> = Vec::new();
-    for key in written_keys(name, args, &reply) {
+    for key in written {
         let entry = match scratch_entry(&mut scratch, &key) {
             Ok(entry) => entry,
             Err(err) => return err,
