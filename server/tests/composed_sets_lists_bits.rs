@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{key_on, login_plain, RawClient, Server};
+use common::{key_on, login_plain, persistence_field, wait_for, RawClient, Server};
 
 const SMP2: &[&str] = &["--tls", "off", "--smp", "2", "--appendfsync", "always"];
 const WRONGTYPE: &str = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
@@ -237,4 +237,81 @@ fn redis_cli_over_tls_sees_the_compositions() {
     assert_eq!(server.cli(&["SET", &s1, "a"]), "OK");
     assert_eq!(server.cli(&["BITOP", "AND", &s1, &s0, &s1]), "2");
     assert_eq!(server.cli(&["BITCOUNT", &s1]), "3");
+}
+
+/// A move whose step is refused midway (`MISCONF`: shard 0's log cannot be written, shard
+/// 1's can) loses no element and duplicates none: refused on the destination, nothing
+/// changed; refused on the source after the destination was written, that write is undone.
+#[test]
+fn a_refused_step_neither_loses_nor_duplicates_a_moved_element() {
+    use std::time::Duration;
+    let args = &["--tls", "off", "--smp", "2", "--appendfsync", "everysec"];
+    let server = Server::start_with_file_size_limit(args, 16 * 1024);
+    let mut c = login_plain(&server);
+    let (src0, dst0) = (key_on(0, "src"), key_on(0, "dst"));
+    let (src1, dst1) = (key_on(1, "src"), key_on(1, "dst"));
+    let (list0, list1) = (key_on(0, "list"), key_on(1, "list"));
+    assert_eq!(req(&mut c, &format!("SADD {src0} m n")), ":2\r\n");
+    assert_eq!(req(&mut c, &format!("SADD {src1} m n")), ":2\r\n");
+    assert_eq!(req(&mut c, &format!("RPUSH {list0} a b")), ":2\r\n");
+    assert_eq!(req(&mut c, &format!("RPUSH {list1} a b")), ":2\r\n");
+    // Fill shard 0's log until its writes are refused.
+    let value = "v".repeat(200);
+    let shard0_keys = (0..)
+        .map(|i| format!("fill{i}"))
+        .filter(|k| shardline::keyspace::slot::owner_shard(k.as_bytes(), 2) == 0);
+    let mut refused = false;
+    for (i, key) in shard0_keys.take(2000).enumerate() {
+        if req(&mut c, &format!("SET {key} {value}")) != "+OK\r\n" {
+            refused = true;
+            break;
+        }
+        if i % 20 == 19 {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    assert!(refused, "shard 0 never refused a write");
+    let misconf = "-MISCONF Errors writing to the AOF file: File too large (os error 27)\r\n";
+
+    // Destination on shard 0: its step is refused first, nothing moved.
+    assert_eq!(req(&mut c, &format!("SMOVE {src1} {dst0} m")), misconf);
+    assert_eq!(
+        req(&mut c, &format!("LMOVE {list1} {list0} LEFT RIGHT")),
+        misconf
+    );
+    // Source on shard 0: the destination (shard 1) is written, the source's step refused,
+    // and the destination's write undone.
+    assert_eq!(req(&mut c, &format!("SMOVE {src0} {dst1} m")), misconf);
+    assert_eq!(req(&mut c, &format!("RPOPLPUSH {list0} {list1}")), misconf);
+
+    let members = |c: &mut RawClient, key: &str| req(c, &format!("SMISMEMBER {key} m n"));
+    assert_eq!(members(&mut c, &src0), "*2\r\n:1\r\n:1\r\n");
+    assert_eq!(members(&mut c, &src1), "*2\r\n:1\r\n:1\r\n");
+    assert_eq!(req(&mut c, &format!("EXISTS {dst0} {dst1}")), ":0\r\n");
+    let ab = "*2\r\n$1\r\na\r\n$1\r\nb\r\n";
+    assert_eq!(req(&mut c, &format!("LRANGE {list0} 0 -1")), ab);
+    assert_eq!(req(&mut c, &format!("LRANGE {list1} 0 -1")), ab);
+
+    // Room again: the same move goes through, and a restart replays the same state.
+    server.set_file_size_limit(libc::RLIM_INFINITY);
+    let mut moved = String::new();
+    for _ in 0..200 {
+        moved = req(&mut c, &format!("SMOVE {src0} {dst1} m"));
+        if moved == ":1\r\n" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(moved, ":1\r\n");
+    // everysec: let the last second of records reach the log before the crash.
+    wait_for(|| persistence_field(&mut c, "aof_last_write_status") == "ok");
+    std::thread::sleep(Duration::from_millis(1500));
+    let password = server.password.clone();
+    let server = Server::restart_in(server.kill9(), args, &password);
+    let mut c = login_plain(&server);
+    assert_eq!(members(&mut c, &src0), "*2\r\n:0\r\n:1\r\n");
+    assert_eq!(members(&mut c, &dst1), "*2\r\n:1\r\n:0\r\n");
+    assert_eq!(req(&mut c, &format!("LRANGE {list0} 0 -1")), ab);
+    assert_eq!(req(&mut c, &format!("LRANGE {list1} 0 -1")), ab);
+    assert_eq!(req(&mut c, &format!("EXISTS {dst0}")), ":0\r\n");
 }

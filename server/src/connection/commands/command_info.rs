@@ -270,6 +270,9 @@ fn keys_of(line: &[Bytes]) -> Result<Vec<(Bytes, &'static [&'static str])>, Fram
             "ERR Invalid number of arguments specified for command",
         ));
     }
+    if let Some(keys) = super::composed::keys_with_flags(spec.name, line) {
+        return keys;
+    }
     let (first, last, step) = keys;
     if first == 0 {
         return Err(Frame::error("ERR The command has no key arguments"));
