@@ -18,36 +18,49 @@ pub const TOO_MANY_KEYS: &str = "ERR Number of keys can't be greater than number
 /// SINTERCARD's reply to a LIMIT not a non-negative integer.
 pub const BAD_LIMIT: &str = "ERR LIMIT can't be negative";
 
-/// The sets at `keys` (`None` for a missing key), or WRONGTYPE when one is not a set (checked
-/// for every key, in order, as Redis).
-fn lookup_sets(
-    db: &mut Db,
-    keys: &[Bytes],
-    now: u64,
-) -> Result<Vec<Option<HashSet<Bytes>>>, Frame> {
-    let mut sets = Vec::with_capacity(keys.len());
+/// Which of `keys` hold a set (`false` for a missing key), or WRONGTYPE when one holds
+/// another type (checked for every key, in order, as Redis). Each key is looked up (an
+/// access, expiring it when due) once.
+fn check_sets(db: &mut Db, keys: &[Bytes], now: u64) -> Result<Vec<bool>, Frame> {
+    let mut present = Vec::with_capacity(keys.len());
     for key in keys {
         match db.get(key, now) {
-            Some(Value::Set(set)) => sets.push(Some(set.clone())),
+            Some(Value::Set(_)) => present.push(true),
             Some(_) => return Err(wrong_type()),
-            None => sets.push(None),
+            None => present.push(false),
         }
     }
-    Ok(sets)
+    Ok(present)
+}
+
+/// The sets at `keys` after [`check_sets`] found them (`present`), borrowed: `None` for a
+/// missing key.
+fn borrow_sets<'a>(
+    db: &'a Db,
+    keys: &[Bytes],
+    present: &[bool],
+) -> Vec<Option<&'a HashSet<Bytes>>> {
+    keys.iter()
+        .zip(present)
+        .map(|(key, &there)| match db.peek(key) {
+            Some((Value::Set(set), _)) if there => Some(set),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Intersection of `sets` (empty when one is missing), counting at most `limit` members
 /// when `limit > 0` (SINTERCARD).
-fn intersect(sets: Vec<Option<HashSet<Bytes>>>, limit: usize) -> HashSet<Bytes> {
+fn intersect(sets: Vec<Option<&HashSet<Bytes>>>, limit: usize) -> HashSet<Bytes> {
     let Some(mut sets) = sets.into_iter().collect::<Option<Vec<_>>>() else {
         return HashSet::new();
     };
-    sets.sort_by_key(HashSet::len);
+    sets.sort_by_key(|s| s.len());
     let Some((smallest, others)) = sets.split_first() else {
         return HashSet::new();
     };
     let mut out = HashSet::new();
-    for member in smallest {
+    for member in smallest.iter() {
         if others.iter().all(|s| s.contains(member)) {
             out.insert(member.clone());
             if limit > 0 && out.len() >= limit {
@@ -60,9 +73,9 @@ fn intersect(sets: Vec<Option<HashSet<Bytes>>>, limit: usize) -> HashSet<Bytes> 
 
 /// Union (`diff` false) or the first set minus the others (`diff` true); missing sets are
 /// empty.
-fn union_or_diff(sets: Vec<Option<HashSet<Bytes>>>, diff: bool) -> HashSet<Bytes> {
+fn union_or_diff(sets: Vec<Option<&HashSet<Bytes>>>, diff: bool) -> HashSet<Bytes> {
     let mut sets = sets.into_iter();
-    let mut out = sets.next().flatten().unwrap_or_default();
+    let mut out = sets.next().flatten().cloned().unwrap_or_default();
     for set in sets.flatten() {
         if diff {
             if out.is_empty() {
@@ -70,7 +83,7 @@ fn union_or_diff(sets: Vec<Option<HashSet<Bytes>>>, diff: bool) -> HashSet<Bytes
             }
             out.retain(|m| !set.contains(m));
         } else {
-            out.extend(set);
+            out.extend(set.iter().cloned());
         }
     }
     out
@@ -84,7 +97,8 @@ enum Algebra {
 }
 
 fn compute(db: &mut Db, keys: &[Bytes], now: u64, kind: Algebra) -> Result<HashSet<Bytes>, Frame> {
-    let sets = lookup_sets(db, keys, now)?;
+    let present = check_sets(db, keys, now)?;
+    let sets = borrow_sets(db, keys, &present);
     Ok(match kind {
         Algebra::Inter => intersect(sets, 0),
         Algebra::Union => union_or_diff(sets, false),
@@ -188,8 +202,11 @@ pub fn sintercard(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         }
         j += 1;
     }
-    match lookup_sets(db, &args[2..2 + count], now) {
-        Ok(sets) => Frame::Integer(intersect(sets, limit).len() as i64),
+    let keys = &args[2..2 + count];
+    match check_sets(db, keys, now) {
+        Ok(present) => {
+            Frame::Integer(intersect(borrow_sets(db, keys, &present), limit).len() as i64)
+        }
         Err(e) => e,
     }
 }

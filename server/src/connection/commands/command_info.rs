@@ -270,7 +270,7 @@ fn keys_of(line: &[Bytes]) -> Result<Vec<(Bytes, &'static [&'static str])>, Fram
             "ERR Invalid number of arguments specified for command",
         ));
     }
-    if let Some(keys) = super::composed::keys_with_flags(spec.name, line) {
+    if let Some(keys) = super::composed_keys::keys_with_flags(spec.name, line) {
         return keys;
     }
     let (first, last, step) = keys;

@@ -7,6 +7,7 @@ mod client;
 mod client_admin;
 mod command_info;
 mod composed;
+mod composed_keys;
 mod config;
 mod cross_shard;
 mod info;
