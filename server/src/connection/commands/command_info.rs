@@ -233,7 +233,11 @@ fn key_flags(name: &str, flags: &[&str]) -> &'static [&'static str] {
     match name {
         "set" | "mset" | "setex" | "psetex" => &["OW", "update"],
         "del" | "unlink" => &["RM", "delete"],
-        "getdel" | "lpop" | "rpop" | "spop" => &["RW", "access", "delete"],
+        "getdel" | "lpop" | "rpop" | "spop" | "smove" | "lmove" | "rpoplpush" | "lmpop" => {
+            &["RW", "access", "delete"]
+        }
+        "bitop" | "sunionstore" | "sdiffstore" => &["OW", "update"],
+        "sinterstore" => &["RW", "update"],
         "lpush" | "rpush" | "lpushx" | "rpushx" | "sadd" | "linsert" | "append" | "setnx"
         | "hsetnx" => &["RW", "insert"],
         "exists" | "type" | "ttl" | "pttl" | "expiretime" | "pexpiretime" | "strlen" | "llen"
