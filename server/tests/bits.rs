@@ -208,7 +208,7 @@ fn command_describes_setbit_getbit_and_config_rewrite() {
     );
     c.roundtrip(
         &[b"COMMAND", b"LIST", b"FILTERBY", b"ACLCAT", b"bitmap"],
-        b"*2\r\n$6\r\nsetbit\r\n$6\r\ngetbit\r\n",
+        b"*7\r\n$6\r\nsetbit\r\n$6\r\ngetbit\r\n$8\r\nbitcount\r\n$6\r\nbitpos\r\n$8\r\nbitfield\r\n$11\r\nbitfield_ro\r\n$5\r\nbitop\r\n",
     );
     c.roundtrip(
         &[b"COMMAND", b"LIST", b"FILTERBY", b"PATTERN", b"config|re*"],

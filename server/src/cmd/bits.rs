@@ -63,6 +63,13 @@ pub fn setbit(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         }
         old
     };
+    // An unchanged bit of an existing string changes nothing (Redis 7.0.15 counts no
+    // change, so nothing is logged either).
+    if let Some(Value::Str(v)) = db.get(&args[1], now) {
+        if v.get(byte).is_some_and(|b| (b & mask != 0) == on) {
+            return Frame::Integer(i64::from(on));
+        }
+    }
     match db.get_mut(&args[1], now) {
         Some(Value::Str(v)) => {
             let grew = v.len() <= byte;

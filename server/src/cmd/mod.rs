@@ -2,6 +2,9 @@
 //! reply and error semantics, plus the command table ([`table`]) and the
 //! helpers that split and merge multi-shard commands ([`fanout`]).
 
+mod bitcount;
+mod bitfield;
+mod bitop;
 mod bits;
 mod coll_scan;
 pub mod databases;
@@ -17,9 +20,11 @@ mod keys;
 pub mod lcs;
 mod list;
 mod list_edit;
+mod list_moves;
 pub mod longdouble;
 pub mod rename;
 pub mod reply;
+mod set_algebra;
 mod set_cmd;
 mod sets;
 mod strings;
@@ -70,6 +75,11 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "setrange" => strings::setrange,
         "setbit" => bits::setbit,
         "getbit" => bits::getbit,
+        "bitcount" => bitcount::bitcount,
+        "bitpos" => bitcount::bitpos,
+        "bitfield" => bitfield::bitfield,
+        "bitfield_ro" => bitfield::bitfield_ro,
+        "bitop" => bitop::bitop,
         "getex" => getex::getex,
         "setex" => getex::setex,
         "psetex" => getex::psetex,
@@ -114,6 +124,9 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "ltrim" => list_edit::ltrim,
         "linsert" => list_edit::linsert,
         "lpos" => list_edit::lpos,
+        "lmove" => list_moves::lmove,
+        "rpoplpush" => list_moves::rpoplpush,
+        "lmpop" => list_moves::lmpop,
         "hset" => hash::hset,
         "hget" => hash::hget,
         "hdel" => hash::hdel,
@@ -139,6 +152,14 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "smismember" => sets::smismember,
         "srandmember" => sets::srandmember,
         "sscan" => coll_scan::sscan,
+        "sinter" => set_algebra::sinter,
+        "sunion" => set_algebra::sunion,
+        "sdiff" => set_algebra::sdiff,
+        "sinterstore" => set_algebra::sinterstore,
+        "sunionstore" => set_algebra::sunionstore,
+        "sdiffstore" => set_algebra::sdiffstore,
+        "sintercard" => set_algebra::sintercard,
+        "smove" => set_algebra::smove,
         other => {
             return Frame::error(format!("ERR '{other}' is not a keyspace command"));
         }
@@ -148,6 +169,9 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
     // Redis turns a string changed in place into a `raw` one (OBJECT ENCODING).
     let changed_in_place = match spec.name {
         "append" | "setbit" => true,
+        "bitfield" => args[2..]
+            .iter()
+            .any(|a| a.eq_ignore_ascii_case(b"set") || a.eq_ignore_ascii_case(b"incrby")),
         "setrange" => args.get(3).is_some_and(|value| !value.is_empty()),
         _ => false,
     };

@@ -93,7 +93,26 @@ const NO_AUTH: &[&str] = &[
 /// independent parts, so neither `SingleKey` nor `MultiKey` fits. The connection runs them in
 /// one job on the owner shard when all keys share one, else as a composition of owner-shard
 /// steps (`connection::commands::cross_shard`).
-pub const COMPOSED: &[&str] = &["rename", "renamenx", "copy", "msetnx", "lcs"];
+pub const COMPOSED: &[&str] = &[
+    "rename",
+    "renamenx",
+    "copy",
+    "msetnx",
+    "lcs",
+    // connection/commands/composed.rs
+    "bitop",
+    "sinter",
+    "sunion",
+    "sdiff",
+    "sinterstore",
+    "sunionstore",
+    "sdiffstore",
+    "sintercard",
+    "smove",
+    "lmove",
+    "rpoplpush",
+    "lmpop",
+];
 
 const PUBSUB_NOSCRIPT: &[&str] = &["pubsub", "noscript", "loading", "stale"];
 
@@ -157,6 +176,11 @@ static COMMANDS: &[CommandSpec] = &[
     c("setrange", 4, WD, K1, SingleKey, "string", "2.2.0", "Overwrite part of a string at key starting at the specified offset", &["@write", "@string", "@slow"]),
     c("setbit", 4, WD, K1, SingleKey, "bitmap", "2.2.0", "Sets or clears the bit at offset in the string value stored at key", &["@write", "@bitmap", "@slow"]),
     c("getbit", 3, RF, K1, SingleKey, "bitmap", "2.2.0", "Returns the bit value at offset in the string value stored at key", &["@read", "@bitmap", "@fast"]),
+    c("bitcount", -2, R, K1, SingleKey, "bitmap", "2.6.0", "Count set bits in a string", &["@read", "@bitmap", "@slow"]),
+    c("bitpos", -3, R, K1, SingleKey, "bitmap", "2.8.7", "Find first bit set or clear in a string", &["@read", "@bitmap", "@slow"]),
+    c("bitfield", -2, WD, K1, SingleKey, "bitmap", "3.2.0", "Perform arbitrary bitfield integer operations on strings", &["@write", "@bitmap", "@slow"]),
+    c("bitfield_ro", -2, RF, K1, SingleKey, "bitmap", "6.0.0", "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", &["@read", "@bitmap", "@fast"]),
+    c("bitop", -4, WD, (2, -1, 1), Connection, "bitmap", "2.6.0", "Perform bitwise operations between strings", &["@write", "@bitmap", "@slow"]),
     c("setex", 4, WD, K1, SingleKey, "string", "2.0.0", "Set the value and expiration of a key", &["@write", "@string", "@slow"]),
     c("psetex", 4, WD, K1, SingleKey, "string", "2.6.0", "Set the value and expiration in milliseconds of a key", &["@write", "@string", "@slow"]),
     // generic
@@ -202,6 +226,9 @@ static COMMANDS: &[CommandSpec] = &[
     c("ltrim", 4, W, K1, SingleKey, "list", "1.0.0", "Trim a list to the specified range", &["@write", "@list", "@slow"]),
     c("linsert", 5, WD, K1, SingleKey, "list", "2.2.0", "Insert an element before or after another element in a list", &["@write", "@list", "@slow"]),
     c("lpos", -3, R, K1, SingleKey, "list", "6.0.6", "Return the index of matching elements on a list", &["@read", "@list", "@slow"]),
+    c("lmove", 5, WD, (1, 2, 1), Connection, "list", "6.2.0", "Pop an element from a list, push it to another list and return it", &["@write", "@list", "@slow"]),
+    c("rpoplpush", 3, WD, (1, 2, 1), Connection, "list", "1.2.0", "Remove the last element in a list, prepend it to another list and return it", &["@write", "@list", "@slow"]),
+    c("lmpop", -4, &["write", "movablekeys"], K0, Connection, "list", "7.0.0", "Pop elements from a list", &["@write", "@list", "@slow"]),
     // hash
     c("hset", -4, WDF, K1, SingleKey, "hash", "2.0.0", "Set the string value of a hash field", &["@write", "@hash", "@fast"]),
     c("hget", 3, RF, K1, SingleKey, "hash", "2.0.0", "Get the value of a hash field", &["@read", "@hash", "@fast"]),
@@ -229,6 +256,14 @@ static COMMANDS: &[CommandSpec] = &[
     c("smismember", -3, RF, K1, SingleKey, "set", "6.2.0", "Returns the membership associated with the given elements for a set", &["@read", "@set", "@fast"]),
     c("srandmember", -2, R, K1, SingleKey, "set", "1.0.0", "Get one or multiple random members from a set", &["@read", "@set", "@slow"]),
     c("sscan", -3, R, K1, SingleKey, "set", "2.8.0", "Incrementally iterate Set elements", &["@read", "@set", "@slow"]),
+    c("sinter", -2, R, KN, Connection, "set", "1.0.0", "Intersect multiple sets", &["@read", "@set", "@slow"]),
+    c("sunion", -2, R, KN, Connection, "set", "1.0.0", "Add multiple sets", &["@read", "@set", "@slow"]),
+    c("sdiff", -2, R, KN, Connection, "set", "1.0.0", "Subtract multiple sets", &["@read", "@set", "@slow"]),
+    c("sinterstore", -3, WD, KN, Connection, "set", "1.0.0", "Intersect multiple sets and store the resulting set in a key", &["@write", "@set", "@slow"]),
+    c("sunionstore", -3, WD, KN, Connection, "set", "1.0.0", "Add multiple sets and store the resulting set in a key", &["@write", "@set", "@slow"]),
+    c("sdiffstore", -3, WD, KN, Connection, "set", "1.0.0", "Subtract multiple sets and store the resulting set in a key", &["@write", "@set", "@slow"]),
+    c("sintercard", -3, &["readonly", "movablekeys"], K0, Connection, "set", "7.0.0", "Intersect multiple sets and return the cardinality of the result", &["@read", "@set", "@slow"]),
+    c("smove", 4, WF, (1, 2, 1), Connection, "set", "1.0.0", "Move a member from one set to another", &["@write", "@set", "@fast"]),
     // connection (served by the connection loop)
     c("ping", -1, &["fast"], K0, Connection, "connection", "1.0.0", "Ping the server", &["@fast", "@connection"]),
     c("echo", 2, &["loading", "stale", "fast"], K0, Connection, "connection", "1.0.0", "Echo the given string", &["@fast", "@connection"]),

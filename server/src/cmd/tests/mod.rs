@@ -1,5 +1,6 @@
 //! Command tests: exact RESP bytes for every command.
 
+mod bitmaps;
 mod bits;
 mod expire;
 mod float;
@@ -11,6 +12,8 @@ mod keyspace_ops;
 mod list;
 mod list_edit;
 mod notify;
+mod list_moves;
+mod set_algebra;
 mod sets;
 mod string_range;
 mod strings;

@@ -233,7 +233,11 @@ fn key_flags(name: &str, flags: &[&str]) -> &'static [&'static str] {
     match name {
         "set" | "mset" | "setex" | "psetex" => &["OW", "update"],
         "del" | "unlink" => &["RM", "delete"],
-        "getdel" | "lpop" | "rpop" | "spop" => &["RW", "access", "delete"],
+        "getdel" | "lpop" | "rpop" | "spop" | "smove" | "lmove" | "rpoplpush" | "lmpop" => {
+            &["RW", "access", "delete"]
+        }
+        "bitop" | "sunionstore" | "sdiffstore" => &["OW", "update"],
+        "sinterstore" => &["RW", "update"],
         "lpush" | "rpush" | "lpushx" | "rpushx" | "sadd" | "linsert" | "append" | "setnx"
         | "hsetnx" => &["RW", "insert"],
         "exists" | "type" | "ttl" | "pttl" | "expiretime" | "pexpiretime" | "strlen" | "llen"
@@ -269,6 +273,9 @@ fn keys_of(line: &[Bytes]) -> Result<Vec<(Bytes, &'static [&'static str])>, Fram
         return Err(Frame::error(
             "ERR Invalid number of arguments specified for command",
         ));
+    }
+    if let Some(keys) = super::composed_keys::keys_with_flags(spec.name, line) {
+        return keys;
     }
     let (first, last, step) = keys;
     if first == 0 {
@@ -339,7 +346,15 @@ mod tests {
         assert_eq!(config, ["config|resetstat", "config|rewrite"]);
         assert_eq!(
             names(command(&args("COMMAND LIST FILTERBY ACLCAT bitmap"))),
-            ["setbit", "getbit"]
+            [
+                "setbit",
+                "getbit",
+                "bitcount",
+                "bitpos",
+                "bitfield",
+                "bitfield_ro",
+                "bitop"
+            ]
         );
         assert!(names(command(&args("COMMAND LIST"))).contains(&"client|list".to_string()));
         assert_eq!(

@@ -6,6 +6,8 @@ mod auth;
 mod client;
 mod client_admin;
 mod command_info;
+mod composed;
+mod composed_keys;
 mod config;
 mod cross_shard;
 mod info;
@@ -95,6 +97,9 @@ pub async fn execute(
             return Flow::Continue;
         }
         "pubsub" => pubsub::pubsub(shard, &args).await,
+        name if composed::serves(name) => {
+            composed::execute(shard, session.db, session.txn_scope, name, args).await
+        }
         "function" => scripting::function(&args),
         "script" => scripting::script(&args),
         other => Frame::error(format!("ERR unknown command '{other}'")),
