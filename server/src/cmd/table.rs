@@ -44,7 +44,7 @@ pub struct CommandSpec {
     /// Shard routing.
     pub routing: KeyRouting,
     /// Redis command group (`"string"`, `"generic"`, `"list"`, `"hash"`,
-    /// `"set"`, `"connection"`, `"server"`).
+    /// `"set"`, `"sorted-set"`, `"connection"`, `"server"`).
     pub group: &'static str,
     /// One-line summary (COMMAND DOCS).
     pub summary: &'static str,
@@ -227,6 +227,30 @@ static COMMANDS: &[CommandSpec] = &[
     c("smismember", -3, RF, K1, SingleKey, "set", "6.2.0", "Returns the membership associated with the given elements for a set", &["@read", "@set", "@fast"]),
     c("srandmember", -2, R, K1, SingleKey, "set", "1.0.0", "Get one or multiple random members from a set", &["@read", "@set", "@slow"]),
     c("sscan", -3, R, K1, SingleKey, "set", "2.8.0", "Incrementally iterate Set elements", &["@read", "@set", "@slow"]),
+    // sorted set
+    c("zadd", -4, &["write", "denyoom", "fast"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Add one or more members to a sorted set, or update its score if it already exists", &["@write", "@sortedset", "@fast"]),
+    c("zcard", 2, &["readonly", "fast"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Get the number of members in a sorted set", &["@read", "@sortedset", "@fast"]),
+    c("zscore", 3, &["readonly", "fast"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Get the score associated with the given member in a sorted set", &["@read", "@sortedset", "@fast"]),
+    c("zmscore", -3, &["readonly", "fast"], (1, 1, 1), SingleKey, "sorted-set", "6.2.0", "Get the score associated with the given members in a sorted set", &["@read", "@sortedset", "@fast"]),
+    c("zincrby", 4, &["write", "denyoom", "fast"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Increment the score of a member in a sorted set", &["@write", "@sortedset", "@fast"]),
+    c("zrank", 3, &["readonly", "fast"], (1, 1, 1), SingleKey, "sorted-set", "2.0.0", "Determine the index of a member in a sorted set", &["@read", "@sortedset", "@fast"]),
+    c("zrevrank", 3, &["readonly", "fast"], (1, 1, 1), SingleKey, "sorted-set", "2.0.0", "Determine the index of a member in a sorted set, with scores ordered from high to low", &["@read", "@sortedset", "@fast"]),
+    c("zcount", 4, &["readonly", "fast"], (1, 1, 1), SingleKey, "sorted-set", "2.0.0", "Count the members in a sorted set with scores within the given values", &["@read", "@sortedset", "@fast"]),
+    c("zlexcount", 4, &["readonly", "fast"], (1, 1, 1), SingleKey, "sorted-set", "2.8.9", "Count the number of members in a sorted set between a given lexicographical range", &["@read", "@sortedset", "@fast"]),
+    c("zrange", -4, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Return a range of members in a sorted set", &["@read", "@sortedset", "@slow"]),
+    c("zrangebyscore", -4, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "1.0.5", "Return a range of members in a sorted set, by score", &["@read", "@sortedset", "@slow"]),
+    c("zrevrangebyscore", -4, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "2.2.0", "Return a range of members in a sorted set, by score, with scores ordered from high to low", &["@read", "@sortedset", "@slow"]),
+    c("zrangebylex", -4, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "2.8.9", "Return a range of members in a sorted set, by lexicographical range", &["@read", "@sortedset", "@slow"]),
+    c("zrevrangebylex", -4, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "2.8.9", "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", &["@read", "@sortedset", "@slow"]),
+    c("zrevrange", -4, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Return a range of members in a sorted set, by index, with scores ordered from high to low", &["@read", "@sortedset", "@slow"]),
+    c("zpopmin", -2, &["write", "fast"], (1, 1, 1), SingleKey, "sorted-set", "5.0.0", "Remove and return members with the lowest scores in a sorted set", &["@write", "@sortedset", "@fast"]),
+    c("zpopmax", -2, &["write", "fast"], (1, 1, 1), SingleKey, "sorted-set", "5.0.0", "Remove and return members with the highest scores in a sorted set", &["@write", "@sortedset", "@fast"]),
+    c("zrandmember", -2, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "6.2.0", "Get one or multiple random elements from a sorted set", &["@read", "@sortedset", "@slow"]),
+    c("zrem", -3, &["write", "fast"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Remove one or more members from a sorted set", &["@write", "@sortedset", "@fast"]),
+    c("zremrangebyscore", 4, &["write"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Remove all members in a sorted set within the given scores", &["@write", "@sortedset", "@slow"]),
+    c("zremrangebyrank", 4, &["write"], (1, 1, 1), SingleKey, "sorted-set", "2.0.0", "Remove all members in a sorted set within the given indexes", &["@write", "@sortedset", "@slow"]),
+    c("zremrangebylex", 4, &["write"], (1, 1, 1), SingleKey, "sorted-set", "2.8.9", "Remove all members in a sorted set between the given lexicographical range", &["@write", "@sortedset", "@slow"]),
+    c("zscan", -3, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "2.8.0", "Incrementally iterate sorted sets elements and associated scores", &["@read", "@sortedset", "@slow"]),
     // connection (served by the connection loop)
     c("ping", -1, &["fast"], K0, Connection, "connection", "1.0.0", "Ping the server", &["@fast", "@connection"]),
     c("echo", 2, &["loading", "stale", "fast"], K0, Connection, "connection", "1.0.0", "Echo the given string", &["@fast", "@connection"]),

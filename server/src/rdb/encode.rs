@@ -33,6 +33,15 @@ pub(super) fn value(out: &mut Vec<u8>, value: &Value) {
         Value::List(items) => list(out, items),
         Value::Hash(map) => hash(out, map),
         Value::Set(members) => set(out, members),
+        Value::ZSet(zset) => {
+            // `rdbSaveObject` for a skiplist zset: greatest first, scores as binary doubles.
+            out.push(types::ZSET_2);
+            len(out, zset.len() as u64);
+            for (member, score) in zset.iter_from(zset.len().saturating_sub(1), true) {
+                string(out, member);
+                out.extend_from_slice(&score.to_le_bytes());
+            }
+        }
     }
 }
 

@@ -13,6 +13,7 @@ mod list_edit;
 mod sets;
 mod string_range;
 mod strings;
+mod zset;
 
 use bytes::Bytes;
 
