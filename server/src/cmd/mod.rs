@@ -26,6 +26,7 @@ mod strings;
 pub mod table;
 mod zset;
 mod zset_args;
+pub mod zset_multi;
 mod zset_pop;
 pub mod zset_range;
 
@@ -166,6 +167,9 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "zpopmax" => zset_pop::zpopmax,
         "zrandmember" => zset_pop::zrandmember,
         "zscan" => coll_scan::zscan,
+        "zunion" | "zinter" | "zdiff" | "zunionstore" | "zinterstore" | "zdiffstore"
+        | "zintercard" | "zrangestore" => zset_multi::run_local,
+        "zmpop" => zset_multi::zmpop,
         other => {
             return Frame::error(format!("ERR '{other}' is not a keyspace command"));
         }

@@ -93,7 +93,23 @@ const NO_AUTH: &[&str] = &[
 /// independent parts, so neither `SingleKey` nor `MultiKey` fits. The connection runs them in
 /// one job on the owner shard when all keys share one, else as a composition of owner-shard
 /// steps (`connection::commands::cross_shard`).
-pub const COMPOSED: &[&str] = &["rename", "renamenx", "copy", "msetnx", "lcs"];
+pub const COMPOSED: &[&str] = &[
+    "rename",
+    "renamenx",
+    "copy",
+    "msetnx",
+    "lcs",
+    // sorted sets: connection/commands/zset_multi.rs
+    "zunion",
+    "zinter",
+    "zdiff",
+    "zunionstore",
+    "zinterstore",
+    "zdiffstore",
+    "zintercard",
+    "zrangestore",
+    "zmpop",
+];
 
 const TX_FAST: &[&str] = &["noscript", "loading", "stale", "fast", "allow_busy"];
 
@@ -250,6 +266,15 @@ static COMMANDS: &[CommandSpec] = &[
     c("zremrangebyscore", 4, &["write"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Remove all members in a sorted set within the given scores", &["@write", "@sortedset", "@slow"]),
     c("zremrangebyrank", 4, &["write"], (1, 1, 1), SingleKey, "sorted-set", "2.0.0", "Remove all members in a sorted set within the given indexes", &["@write", "@sortedset", "@slow"]),
     c("zremrangebylex", 4, &["write"], (1, 1, 1), SingleKey, "sorted-set", "2.8.9", "Remove all members in a sorted set between the given lexicographical range", &["@write", "@sortedset", "@slow"]),
+    c("zunion", -3, &["readonly", "movablekeys"], (0, 0, 0), Connection, "sorted-set", "6.2.0", "Add multiple sorted sets", &["@read", "@sortedset", "@slow"]),
+    c("zinter", -3, &["readonly", "movablekeys"], (0, 0, 0), Connection, "sorted-set", "6.2.0", "Intersect multiple sorted sets", &["@read", "@sortedset", "@slow"]),
+    c("zdiff", -3, &["readonly", "movablekeys"], (0, 0, 0), Connection, "sorted-set", "6.2.0", "Subtract multiple sorted sets", &["@read", "@sortedset", "@slow"]),
+    c("zunionstore", -4, &["write", "denyoom", "movablekeys"], (1, 1, 1), Connection, "sorted-set", "2.0.0", "Add multiple sorted sets and store the resulting sorted set in a new key", &["@write", "@sortedset", "@slow"]),
+    c("zinterstore", -4, &["write", "denyoom", "movablekeys"], (1, 1, 1), Connection, "sorted-set", "2.0.0", "Intersect multiple sorted sets and store the resulting sorted set in a new key", &["@write", "@sortedset", "@slow"]),
+    c("zdiffstore", -4, &["write", "denyoom", "movablekeys"], (1, 1, 1), Connection, "sorted-set", "6.2.0", "Subtract multiple sorted sets and store the resulting sorted set in a new key", &["@write", "@sortedset", "@slow"]),
+    c("zintercard", -3, &["readonly", "movablekeys"], (0, 0, 0), Connection, "sorted-set", "7.0.0", "Intersect multiple sorted sets and return the cardinality of the result", &["@read", "@sortedset", "@slow"]),
+    c("zrangestore", -5, &["write", "denyoom"], (1, 2, 1), Connection, "sorted-set", "6.2.0", "Store a range of members from sorted set into another key", &["@write", "@sortedset", "@slow"]),
+    c("zmpop", -4, &["write", "movablekeys"], (0, 0, 0), Connection, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set", &["@write", "@sortedset", "@slow"]),
     c("zscan", -3, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "2.8.0", "Incrementally iterate sorted sets elements and associated scores", &["@read", "@sortedset", "@slow"]),
     // connection (served by the connection loop)
     c("ping", -1, &["fast"], K0, Connection, "connection", "1.0.0", "Ping the server", &["@fast", "@connection"]),

@@ -16,6 +16,7 @@ mod persistence;
 mod scripting;
 mod slowlog;
 mod subcommands;
+mod zset_multi;
 
 use std::rc::Rc;
 
@@ -84,6 +85,9 @@ pub async fn execute(
         "debug" => admin::debug(shard, &args),
         "rename" | "renamenx" | "copy" | "msetnx" | "lcs" => {
             cross_shard::execute(shard, session.db, session.txn_scope, spec.name, args).await
+        }
+        name if zset_multi::serves(name) => {
+            zset_multi::execute(shard, session.db, session.txn_scope, name, args).await
         }
         "function" => scripting::function(&args),
         "script" => scripting::script(&args),
