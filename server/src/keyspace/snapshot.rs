@@ -156,6 +156,10 @@ mod tests {
             run(&mut db, &["RPUSH", &format!("l{i}"), "a", "b"]);
             run(&mut db, &["HSET", &format!("h{i}"), "f", "v"]);
             run(&mut db, &["SADD", &format!("t{i}"), "x", "y"]);
+            run(
+                &mut db,
+                &["ZADD", &format!("z{i}"), "0.1", "x", "-inf", "y", "2", "w"],
+            );
         }
         run(&mut db, &["PEXPIREAT", "s7", "4000000000000"]);
         let at_start = state(&mut db);
@@ -170,6 +174,7 @@ mod tests {
             run(&mut db, &["RPUSH", &format!("l{i}"), "c"]);
             run(&mut db, &["DEL", &format!("h{i}")]);
             run(&mut db, &["SREM", &format!("t{i}"), "x"]);
+            run(&mut db, &["ZINCRBY", &format!("z{i}"), "1", "x"]);
             run(&mut db, &["SET", &format!("new{i}"), "v"]);
         }
         run(&mut db, &["PERSIST", "s7"]);
