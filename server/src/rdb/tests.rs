@@ -75,6 +75,16 @@ fn exact_vectors() -> Vec<(Value, &'static str)> {
             set(&["1", "5000000000"]),
             "0b180800000002000000010000000000000000f2052a010000000a0054f5a26ae707b5fc",
         ),
+        // ZADD s 1 a 2.5 b -3 c (listpack, integer and text scores)
+        (
+            zset(&[("a", 1.0), ("b", 2.5), ("c", -3.0)]),
+            "111a1a0000000600816302dffd02816102010181620283322e3504ff0a00a68a1ab1a9f2dcc2",
+        ),
+        // ZADD i inf a -inf b (listpack, infinite scores as text)
+        (
+            zset(&[("a", f64::INFINITY), ("b", f64::NEG_INFINITY)]),
+            "1118180000000400816202842d696e660581610283696e6604ff0a0039d543ee747c935c",
+        ),
     ]
 }
 
@@ -123,20 +133,15 @@ fn restore_only_vectors() -> Vec<(Value, &'static str)> {
         ),
         // SADD ss a b (hashtable)
         (set(&["a", "b"]), "0202016101620a00fe642125eb033d0d"),
-        // ZADD s 1 a 2.5 b -3 c (listpack, integer and text scores)
+        // ZADD t 0.1 x 1e30 z 123456789012 w (listpack, LZF-compressed: %.17g and integer scores)
         (
-            zset(&[("a", 1.0), ("b", 2.5), ("c", -3.0)]),
-            "111a1a0000000600816302dffd02816102010181620283322e3504ff0a00a68a1ab1a9f2dcc2",
+            zset(&[("x", 0.1), ("z", 1e30), ("w", 123456789012.0)]),
+            "11c32d360d36000000060081780293302e3130e005000a3114817702f4141a99be1c20250b09817a028531652b333006ff0a00ccb61088ed97069d",
         ),
         // ZADD b 1.5 <65 × x> 2 y (skiplist: RDB_TYPE_ZSET_2, the member LZF-compressed)
         (
             zset(&[(&"x".repeat(65), 1.5), ("y", 2.0)]),
             "050201790000000000000040c3094041017878e03400017878000000000000f83f0a002dfd4ad3f53f129a",
-        ),
-        // ZADD i inf a -inf b (listpack, infinite scores as text)
-        (
-            zset(&[("a", f64::INFINITY), ("b", f64::NEG_INFINITY)]),
-            "1118180000000400816202842d696e660581610283696e6604ff0a0039d543ee747c935c",
         ),
     ]
 }
