@@ -214,13 +214,20 @@ xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\r\n",
         &[b"RESTORE", b"t", b"0", HELLO_DUMP, b"IDLETIME", b"-1"],
         b"-ERR Invalid IDLETIME value, must be >= 0\r\n",
     );
-    // A sorted set (type 5) is a valid payload shardline cannot hold.
+    // A sorted set (RDB_TYPE_ZSET_2) restores; a stream (type 15) is a valid payload
+    // shardline cannot hold.
     let zset = b"\x05\x01\x01a\x00\x00\x00\x00\x00\x00\xf0\x3f\x0a\x00";
     let mut payload = zset.to_vec();
     let crc = shardline::rdb::crc64(&payload);
     payload.extend_from_slice(&crc.to_le_bytes());
+    c.roundtrip(&[b"RESTORE", b"z", b"0", &payload], b"+OK\r\n");
+    c.roundtrip(&[b"ZSCORE", b"z", b"a"], b"$1\r\n1\r\n");
+    let stream = b"\x0f\x00\x0a\x00";
+    let mut payload = stream.to_vec();
+    let crc = shardline::rdb::crc64(&payload);
+    payload.extend_from_slice(&crc.to_le_bytes());
     c.roundtrip(
-        &[b"RESTORE", b"z", b"0", &payload],
+        &[b"RESTORE", b"st", b"0", &payload],
         b"-ERR Bad data format\r\n",
     );
     // Relative and absolute TTLs; a deadline already past stores nothing.

@@ -1,4 +1,4 @@
-//! SSCAN and HSCAN (Redis 7.0 `db.c` `scanGenericCommand`), and the option parsing they share
+//! SSCAN, HSCAN and ZSCAN (Redis 7.0 `db.c` `scanGenericCommand`), and the option parsing they share
 //! with SCAN.
 //!
 //! Scheme: every element has a fixed 48-bit *scan position*, a keyed hash of the element
@@ -20,6 +20,7 @@ use bytes::Bytes;
 use super::reply::{int_arg, is_opt, syntax_error, wrong_type};
 use crate::keyspace::memory::encoding;
 use crate::keyspace::{glob::string_match, Db, Value};
+use crate::resp::double::double_text;
 use crate::resp::num::parse_cursor;
 use crate::resp::Frame;
 use crate::runtime::EncodingKnobs;
@@ -189,6 +190,39 @@ pub fn hscan(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         .into_iter()
         .filter(|(f, _)| matches(&options, f))
         .flat_map(|(f, v)| [Frame::Bulk(f.clone()), Frame::Bulk(v.clone())])
+        .collect();
+    scan_reply(next, items)
+}
+
+/// `ZSCAN key cursor [MATCH pattern] [COUNT count]` → `[next cursor, [member, score, ...]]`
+/// (MATCH applies to the member; scores as bulk strings in `%.17g` form, RESP3 too); a
+/// missing key is `["0", []]`. Errors as [`sscan`].
+pub fn zscan(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let (cursor, value, options) = match start(db, args, now, "zset") {
+        Ok(Some(found)) => found,
+        Ok(None) => return scan_reply(0, Vec::new()),
+        Err(e) => return e,
+    };
+    let Value::ZSet(zset) = value else {
+        return wrong_type();
+    };
+    let whole = answered_whole(value);
+    // A listpack is walked in score order, as Redis does.
+    let elements: Vec<(&Bytes, f64)> = if whole {
+        zset.iter().collect()
+    } else {
+        zset.entries().collect()
+    };
+    let (next, visited) = walk(elements.into_iter(), cursor, options.count, whole);
+    let items = visited
+        .into_iter()
+        .filter(|(m, _)| matches(&options, m))
+        .flat_map(|(m, s)| {
+            [
+                Frame::Bulk(m.clone()),
+                Frame::Bulk(Bytes::from(double_text(s))),
+            ]
+        })
         .collect();
     scan_reply(next, items)
 }

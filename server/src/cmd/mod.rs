@@ -29,6 +29,11 @@ mod set_cmd;
 mod sets;
 mod strings;
 pub mod table;
+mod zset;
+mod zset_args;
+pub mod zset_multi;
+mod zset_pop;
+pub mod zset_range;
 
 #[cfg(test)]
 mod tests;
@@ -160,6 +165,32 @@ pub fn execute(db: &mut Db, args: &[Bytes], now_ms: u64) -> Frame {
         "sdiffstore" => set_algebra::sdiffstore,
         "sintercard" => set_algebra::sintercard,
         "smove" => set_algebra::smove,
+        "zadd" => zset::zadd,
+        "zincrby" => zset::zincrby,
+        "zrem" => zset::zrem,
+        "zcard" => zset::zcard,
+        "zscore" => zset::zscore,
+        "zmscore" => zset::zmscore,
+        "zrank" => zset::zrank,
+        "zrevrank" => zset::zrevrank,
+        "zcount" => zset::zcount,
+        "zlexcount" => zset::zlexcount,
+        "zrange" => zset_range::zrange,
+        "zrevrange" => zset_range::zrevrange,
+        "zrangebyscore" => zset_range::zrangebyscore,
+        "zrevrangebyscore" => zset_range::zrevrangebyscore,
+        "zrangebylex" => zset_range::zrangebylex,
+        "zrevrangebylex" => zset_range::zrevrangebylex,
+        "zremrangebyrank" => zset_range::zremrangebyrank,
+        "zremrangebyscore" => zset_range::zremrangebyscore,
+        "zremrangebylex" => zset_range::zremrangebylex,
+        "zpopmin" => zset_pop::zpopmin,
+        "zpopmax" => zset_pop::zpopmax,
+        "zrandmember" => zset_pop::zrandmember,
+        "zscan" => coll_scan::zscan,
+        "zunion" | "zinter" | "zdiff" | "zunionstore" | "zinterstore" | "zdiffstore"
+        | "zintercard" | "zrangestore" => zset_multi::run_local,
+        "zmpop" => zset_multi::zmpop,
         other => {
             return Frame::error(format!("ERR '{other}' is not a keyspace command"));
         }

@@ -44,7 +44,7 @@ pub struct CommandSpec {
     /// Shard routing.
     pub routing: KeyRouting,
     /// Redis command group (`"string"`, `"generic"`, `"list"`, `"hash"`,
-    /// `"set"`, `"connection"`, `"server"`).
+    /// `"set"`, `"sorted-set"`, `"connection"`, `"server"`).
     pub group: &'static str,
     /// One-line summary (COMMAND DOCS).
     pub summary: &'static str,
@@ -112,6 +112,16 @@ pub const COMPOSED: &[&str] = &[
     "lmove",
     "rpoplpush",
     "lmpop",
+    // sorted sets: connection/commands/zset_multi.rs
+    "zunion",
+    "zinter",
+    "zdiff",
+    "zunionstore",
+    "zinterstore",
+    "zdiffstore",
+    "zintercard",
+    "zrangestore",
+    "zmpop",
 ];
 
 const PUBSUB_NOSCRIPT: &[&str] = &["pubsub", "noscript", "loading", "stale"];
@@ -264,6 +274,39 @@ static COMMANDS: &[CommandSpec] = &[
     c("sdiffstore", -3, WD, KN, Connection, "set", "1.0.0", "Subtract multiple sets and store the resulting set in a key", &["@write", "@set", "@slow"]),
     c("sintercard", -3, &["readonly", "movablekeys"], K0, Connection, "set", "7.0.0", "Intersect multiple sets and return the cardinality of the result", &["@read", "@set", "@slow"]),
     c("smove", 4, WF, (1, 2, 1), Connection, "set", "1.0.0", "Move a member from one set to another", &["@write", "@set", "@fast"]),
+    // sorted set
+    c("zadd", -4, &["write", "denyoom", "fast"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Add one or more members to a sorted set, or update its score if it already exists", &["@write", "@sortedset", "@fast"]),
+    c("zcard", 2, &["readonly", "fast"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Get the number of members in a sorted set", &["@read", "@sortedset", "@fast"]),
+    c("zscore", 3, &["readonly", "fast"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Get the score associated with the given member in a sorted set", &["@read", "@sortedset", "@fast"]),
+    c("zmscore", -3, &["readonly", "fast"], (1, 1, 1), SingleKey, "sorted-set", "6.2.0", "Get the score associated with the given members in a sorted set", &["@read", "@sortedset", "@fast"]),
+    c("zincrby", 4, &["write", "denyoom", "fast"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Increment the score of a member in a sorted set", &["@write", "@sortedset", "@fast"]),
+    c("zrank", 3, &["readonly", "fast"], (1, 1, 1), SingleKey, "sorted-set", "2.0.0", "Determine the index of a member in a sorted set", &["@read", "@sortedset", "@fast"]),
+    c("zrevrank", 3, &["readonly", "fast"], (1, 1, 1), SingleKey, "sorted-set", "2.0.0", "Determine the index of a member in a sorted set, with scores ordered from high to low", &["@read", "@sortedset", "@fast"]),
+    c("zcount", 4, &["readonly", "fast"], (1, 1, 1), SingleKey, "sorted-set", "2.0.0", "Count the members in a sorted set with scores within the given values", &["@read", "@sortedset", "@fast"]),
+    c("zlexcount", 4, &["readonly", "fast"], (1, 1, 1), SingleKey, "sorted-set", "2.8.9", "Count the number of members in a sorted set between a given lexicographical range", &["@read", "@sortedset", "@fast"]),
+    c("zrange", -4, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Return a range of members in a sorted set", &["@read", "@sortedset", "@slow"]),
+    c("zrangebyscore", -4, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "1.0.5", "Return a range of members in a sorted set, by score", &["@read", "@sortedset", "@slow"]),
+    c("zrevrangebyscore", -4, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "2.2.0", "Return a range of members in a sorted set, by score, with scores ordered from high to low", &["@read", "@sortedset", "@slow"]),
+    c("zrangebylex", -4, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "2.8.9", "Return a range of members in a sorted set, by lexicographical range", &["@read", "@sortedset", "@slow"]),
+    c("zrevrangebylex", -4, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "2.8.9", "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", &["@read", "@sortedset", "@slow"]),
+    c("zrevrange", -4, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Return a range of members in a sorted set, by index, with scores ordered from high to low", &["@read", "@sortedset", "@slow"]),
+    c("zpopmin", -2, &["write", "fast"], (1, 1, 1), SingleKey, "sorted-set", "5.0.0", "Remove and return members with the lowest scores in a sorted set", &["@write", "@sortedset", "@fast"]),
+    c("zpopmax", -2, &["write", "fast"], (1, 1, 1), SingleKey, "sorted-set", "5.0.0", "Remove and return members with the highest scores in a sorted set", &["@write", "@sortedset", "@fast"]),
+    c("zrandmember", -2, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "6.2.0", "Get one or multiple random elements from a sorted set", &["@read", "@sortedset", "@slow"]),
+    c("zrem", -3, &["write", "fast"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Remove one or more members from a sorted set", &["@write", "@sortedset", "@fast"]),
+    c("zremrangebyscore", 4, &["write"], (1, 1, 1), SingleKey, "sorted-set", "1.2.0", "Remove all members in a sorted set within the given scores", &["@write", "@sortedset", "@slow"]),
+    c("zremrangebyrank", 4, &["write"], (1, 1, 1), SingleKey, "sorted-set", "2.0.0", "Remove all members in a sorted set within the given indexes", &["@write", "@sortedset", "@slow"]),
+    c("zremrangebylex", 4, &["write"], (1, 1, 1), SingleKey, "sorted-set", "2.8.9", "Remove all members in a sorted set between the given lexicographical range", &["@write", "@sortedset", "@slow"]),
+    c("zunion", -3, &["readonly", "movablekeys"], (0, 0, 0), Connection, "sorted-set", "6.2.0", "Add multiple sorted sets", &["@read", "@sortedset", "@slow"]),
+    c("zinter", -3, &["readonly", "movablekeys"], (0, 0, 0), Connection, "sorted-set", "6.2.0", "Intersect multiple sorted sets", &["@read", "@sortedset", "@slow"]),
+    c("zdiff", -3, &["readonly", "movablekeys"], (0, 0, 0), Connection, "sorted-set", "6.2.0", "Subtract multiple sorted sets", &["@read", "@sortedset", "@slow"]),
+    c("zunionstore", -4, &["write", "denyoom", "movablekeys"], (1, 1, 1), Connection, "sorted-set", "2.0.0", "Add multiple sorted sets and store the resulting sorted set in a new key", &["@write", "@sortedset", "@slow"]),
+    c("zinterstore", -4, &["write", "denyoom", "movablekeys"], (1, 1, 1), Connection, "sorted-set", "2.0.0", "Intersect multiple sorted sets and store the resulting sorted set in a new key", &["@write", "@sortedset", "@slow"]),
+    c("zdiffstore", -4, &["write", "denyoom", "movablekeys"], (1, 1, 1), Connection, "sorted-set", "6.2.0", "Subtract multiple sorted sets and store the resulting sorted set in a new key", &["@write", "@sortedset", "@slow"]),
+    c("zintercard", -3, &["readonly", "movablekeys"], (0, 0, 0), Connection, "sorted-set", "7.0.0", "Intersect multiple sorted sets and return the cardinality of the result", &["@read", "@sortedset", "@slow"]),
+    c("zrangestore", -5, &["write", "denyoom"], (1, 2, 1), Connection, "sorted-set", "6.2.0", "Store a range of members from sorted set into another key", &["@write", "@sortedset", "@slow"]),
+    c("zmpop", -4, &["write", "movablekeys"], (0, 0, 0), Connection, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set", &["@write", "@sortedset", "@slow"]),
+    c("zscan", -3, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "2.8.0", "Incrementally iterate sorted sets elements and associated scores", &["@read", "@sortedset", "@slow"]),
     // connection (served by the connection loop)
     c("ping", -1, &["fast"], K0, Connection, "connection", "1.0.0", "Ping the server", &["@fast", "@connection"]),
     c("echo", 2, &["loading", "stale", "fast"], K0, Connection, "connection", "1.0.0", "Echo the given string", &["@fast", "@connection"]),

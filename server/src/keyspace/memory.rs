@@ -56,6 +56,13 @@ fn value_size(value: &Value, samples: usize) -> u64 {
             samples,
         ),
         Value::Set(s) => sampled(s.len(), s.iter().map(|m| m.len() as u64), samples),
+        // Member bytes twice (map key and skiplist node share one allocation of `Bytes`, but
+        // the node adds its levels) and the 8-byte score.
+        Value::ZSet(z) => sampled(
+            z.len(),
+            z.entries().map(|(m, _)| m.len() as u64 + 24),
+            samples,
+        ),
     }
 }
 
@@ -134,7 +141,9 @@ const EMBSTR_SIZE_LIMIT: usize = 44;
 /// (≤ 44 bytes) or `raw`; lists `quicklist`; hashes `listpack` (within
 /// `hash-max-listpack-entries` fields, every field and value within
 /// `hash-max-listpack-value` bytes) or `hashtable`; sets `intset` (integers only, within
-/// `set-max-intset-entries`) or `hashtable`.
+/// `set-max-intset-entries`) or `hashtable`; sorted sets `listpack` (within
+/// `zset-max-listpack-entries` members, each within `zset-max-listpack-value` bytes) or
+/// `skiplist`.
 pub fn encoding(value: &Value, knobs: &EncodingKnobs) -> &'static str {
     match value {
         Value::Str(s) if is_canonical_integer(s) => "int",
@@ -149,6 +158,16 @@ pub fn encoding(value: &Value, knobs: &EncodingKnobs) -> &'static str {
                 "listpack"
             } else {
                 "hashtable"
+            }
+        }
+        Value::ZSet(z) => {
+            if z.len() as u64 <= knobs.zset_max_listpack_entries
+                && z.entries()
+                    .all(|(m, _)| m.len() as u64 <= knobs.zset_max_listpack_value)
+            {
+                "listpack"
+            } else {
+                "skiplist"
             }
         }
         Value::Set(s) => {

@@ -6,11 +6,14 @@ pub mod db;
 pub mod glob;
 pub mod key;
 pub mod memory;
+pub mod skiplist;
 pub mod slot;
 pub mod snapshot;
 pub mod value;
 pub mod watch;
+pub mod zset;
 
 pub use db::notify::KeyEvent;
 pub use db::{AccessClock, Db};
 pub use value::Value;
+pub use zset::ZSet;

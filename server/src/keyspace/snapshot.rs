@@ -12,6 +12,7 @@ use bytes::Bytes;
 use super::key::Key;
 use super::value::Value;
 use crate::aof::record::encode;
+use crate::resp::double::double_text;
 
 /// Elements per RPUSH/HSET/SADD record when a collection is dumped.
 const ITEMS_PER_RECORD: usize = 128;
@@ -47,7 +48,7 @@ impl Snapshot {
 }
 
 /// Appends the records recreating `key` with `value` and deadline `expires_at` (absolute
-/// unix ms): SET, or RPUSH/HSET/SADD in groups of 128 elements, then PEXPIREAT.
+/// unix ms): SET, or RPUSH/HSET/SADD/ZADD in groups of 128 elements, then PEXPIREAT.
 pub fn dump_entry(out: &mut Vec<u8>, key: &[u8], value: &Value, expires_at: Option<u64>) {
     match value {
         Value::Str(s) => encode(out, &[&b"SET"[..], key, s]),
@@ -75,6 +76,19 @@ pub fn dump_entry(out: &mut Vec<u8>, key: &[u8], value: &Value, expires_at: Opti
             for chunk in members.chunks(ITEMS_PER_RECORD) {
                 let mut record: Vec<&[u8]> = vec![b"SADD", key];
                 record.extend(chunk.iter().map(|b| b.as_ref()));
+                encode(out, &record);
+            }
+        }
+        Value::ZSet(zset) => {
+            // `%.17g` scores parse back to the same double.
+            let pairs: Vec<(String, &Bytes)> =
+                zset.iter().map(|(m, s)| (double_text(s), m)).collect();
+            for chunk in pairs.chunks(ITEMS_PER_RECORD) {
+                let mut record: Vec<&[u8]> = vec![b"ZADD", key];
+                for (score, member) in chunk {
+                    record.push(score.as_bytes());
+                    record.push(member);
+                }
                 encode(out, &record);
             }
         }
@@ -127,6 +141,7 @@ mod tests {
                         members.sort();
                         format!("{members:?}")
                     }
+                    Value::ZSet(z) => format!("{:?}", z.iter().collect::<Vec<_>>()),
                 };
                 (k, shown, at)
             })
@@ -141,6 +156,10 @@ mod tests {
             run(&mut db, &["RPUSH", &format!("l{i}"), "a", "b"]);
             run(&mut db, &["HSET", &format!("h{i}"), "f", "v"]);
             run(&mut db, &["SADD", &format!("t{i}"), "x", "y"]);
+            run(
+                &mut db,
+                &["ZADD", &format!("z{i}"), "0.1", "x", "-inf", "y", "2", "w"],
+            );
         }
         run(&mut db, &["PEXPIREAT", "s7", "4000000000000"]);
         let at_start = state(&mut db);
@@ -155,6 +174,7 @@ mod tests {
             run(&mut db, &["RPUSH", &format!("l{i}"), "c"]);
             run(&mut db, &["DEL", &format!("h{i}")]);
             run(&mut db, &["SREM", &format!("t{i}"), "x"]);
+            run(&mut db, &["ZINCRBY", &format!("z{i}"), "1", "x"]);
             run(&mut db, &["SET", &format!("new{i}"), "v"]);
         }
         run(&mut db, &["PERSIST", "s7"]);

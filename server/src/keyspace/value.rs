@@ -1,8 +1,10 @@
-//! Values stored under a key (Redis 7 object types string, list, hash, set).
+//! Values stored under a key (Redis 7 object types string, list, hash, set, zset).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use bytes::Bytes;
+
+pub use super::zset::ZSet;
 
 /// A stored value. Collections are never stored empty: commands delete a key
 /// whose collection became empty, as Redis does.
@@ -16,6 +18,8 @@ pub enum Value {
     Hash(HashMap<Bytes, Bytes>),
     /// Unordered set of members.
     Set(HashSet<Bytes>),
+    /// Sorted set: members ordered by (score, member bytes).
+    ZSet(ZSet),
 }
 
 impl Value {
@@ -26,6 +30,7 @@ impl Value {
             Value::List(_) => "list",
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
         }
     }
 
@@ -36,6 +41,7 @@ impl Value {
             Value::List(l) => l.is_empty(),
             Value::Hash(h) => h.is_empty(),
             Value::Set(s) => s.is_empty(),
+            Value::ZSet(z) => z.is_empty(),
         }
     }
 }

@@ -1,5 +1,5 @@
-//! Reading a value in any RDB encoding redis-server 7.0 writes for strings, lists, hashes and
-//! sets (`rdbLoadObject`, `rdbGenericLoadStringObject`, `rdbLoadLen`). Every length is checked
+//! Reading a value in any RDB encoding redis-server 7.0 writes for strings, lists, hashes,
+//! sets and sorted sets (`rdbLoadObject`, `rdbGenericLoadStringObject`, `rdbLoadLen`). Every length is checked
 //! against the bytes left, so a hostile payload cannot ask for a large allocation.
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -9,7 +9,7 @@ use bytes::Bytes;
 use super::encode::{CONTAINER_PACKED, CONTAINER_PLAIN};
 use super::listpack;
 use super::types;
-use crate::keyspace::Value;
+use crate::keyspace::{Value, ZSet};
 
 /// Longest string an LZF record may claim to expand to per compressed byte (LZF's best case
 /// is a 3-byte back reference expanding to 264 bytes).
@@ -46,6 +46,38 @@ pub(super) fn value(body: &[u8]) -> Option<Value> {
                 map.insert(field, r.string()?);
             }
             Value::Hash(map)
+        }
+        types::ZSET_2 | types::ZSET => {
+            let n = r.count()?;
+            let mut zset = ZSet::new();
+            for _ in 0..n {
+                let member = r.string()?;
+                let score = if kind == types::ZSET_2 {
+                    f64::from_le_bytes(r.take(8)?.try_into().ok()?)
+                } else {
+                    r.text_double()?
+                };
+                // Redis refuses a NaN score and a duplicate member.
+                if score.is_nan() || zset.insert(member, score).is_some() {
+                    return None;
+                }
+            }
+            Value::ZSet(zset)
+        }
+        types::ZSET_LISTPACK => {
+            let items = listpack::elements(&r.string()?)?;
+            if items.len() % 2 != 0 {
+                return None;
+            }
+            let mut zset = ZSet::new();
+            let mut items = items.into_iter();
+            while let (Some(member), Some(score)) = (items.next(), items.next()) {
+                let score = std::str::from_utf8(&score).ok()?.parse::<f64>().ok()?;
+                if score.is_nan() || zset.insert(member, score).is_some() {
+                    return None;
+                }
+            }
+            Value::ZSet(zset)
         }
         types::SET_INTSET => Value::Set(intset(&r.string()?)?.into_iter().collect()),
         types::HASH_LISTPACK => {
@@ -149,6 +181,20 @@ impl Reader<'_> {
             _ if first == 0x81 => Len::Plain(u64::from_be_bytes(self.take(8)?.try_into().ok()?)),
             _ => return None,
         })
+    }
+
+    /// `rdbLoadDoubleValue` (RDB_TYPE_ZSET): a length byte, 253 = NaN, 254 = +inf, 255 = -inf,
+    /// else that many bytes of `%.17g` text.
+    fn text_double(&mut self) -> Option<f64> {
+        match self.byte()? {
+            253 => Some(f64::NAN),
+            254 => Some(f64::INFINITY),
+            255 => Some(f64::NEG_INFINITY),
+            n => std::str::from_utf8(self.take(usize::from(n))?)
+                .ok()?
+                .parse()
+                .ok(),
+        }
     }
 
     /// A length (not a string encoding).

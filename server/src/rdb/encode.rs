@@ -7,7 +7,8 @@ use bytes::Bytes;
 
 use super::listpack;
 use super::types;
-use crate::keyspace::Value;
+use crate::keyspace::{Value, ZSet};
+use crate::resp::double::double_text;
 use crate::resp::num::parse_i64;
 
 /// `hash-max-listpack-entries`: a hash with more fields is saved as a plain hash.
@@ -16,6 +17,10 @@ const HASH_MAX_LISTPACK_ENTRIES: usize = 128;
 const HASH_MAX_LISTPACK_VALUE: usize = 64;
 /// `set-max-intset-entries`: a set of integers with more members is saved as a plain set.
 const SET_MAX_INTSET_ENTRIES: usize = 512;
+/// `zset-max-listpack-entries`: a sorted set with more members is saved as a skiplist.
+const ZSET_MAX_LISTPACK_ENTRIES: usize = 128;
+/// `zset-max-listpack-value`: a sorted set with a longer member is saved as a skiplist.
+const ZSET_MAX_LISTPACK_VALUE: usize = 64;
 /// `list-max-listpack-size -2`: each quicklist node's listpack holds at most 8 KiB.
 const LIST_NODE_MAX_BYTES: usize = 8 << 10;
 /// Quicklist node container `PACKED` (a listpack), Redis `QUICKLIST_NODE_CONTAINER_PACKED`.
@@ -33,6 +38,7 @@ pub(super) fn value(out: &mut Vec<u8>, value: &Value) {
         Value::List(items) => list(out, items),
         Value::Hash(map) => hash(out, map),
         Value::Set(members) => set(out, members),
+        Value::ZSet(zset) => sorted_set(out, zset),
     }
 }
 
@@ -124,6 +130,32 @@ fn hash(out: &mut Vec<u8>, map: &HashMap<Bytes, Bytes>) {
         for (field, value) in map {
             string(out, field);
             string(out, value);
+        }
+    }
+}
+
+/// A listpack sorted set (type 17: member, score as `d2string` text, in score order) within
+/// Redis's default limits, else `RDB_TYPE_ZSET_2` (type 5: greatest first, scores as binary
+/// little-endian doubles), as `rdbSaveObject` writes them.
+fn sorted_set(out: &mut Vec<u8>, zset: &ZSet) {
+    let small = zset.len() <= ZSET_MAX_LISTPACK_ENTRIES
+        && zset
+            .entries()
+            .all(|(m, _)| m.len() <= ZSET_MAX_LISTPACK_VALUE);
+    if small {
+        let mut node = listpack::Builder::new();
+        for (member, score) in zset.iter() {
+            node.push(member);
+            node.push(double_text(score).as_bytes());
+        }
+        out.push(types::ZSET_LISTPACK);
+        string(out, &node.finish());
+    } else {
+        out.push(types::ZSET_2);
+        len(out, zset.len() as u64);
+        for (member, score) in zset.iter_from(zset.len().saturating_sub(1), true) {
+            string(out, member);
+            out.extend_from_slice(&score.to_le_bytes());
         }
     }
 }

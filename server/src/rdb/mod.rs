@@ -32,9 +32,12 @@ mod types {
     pub const STRING: u8 = 0;
     pub const LIST: u8 = 1;
     pub const SET: u8 = 2;
+    pub const ZSET: u8 = 3;
     pub const HASH: u8 = 4;
+    pub const ZSET_2: u8 = 5;
     pub const SET_INTSET: u8 = 11;
     pub const HASH_LISTPACK: u8 = 16;
+    pub const ZSET_LISTPACK: u8 = 17;
     pub const LIST_QUICKLIST_2: u8 = 18;
 }
 
@@ -44,7 +47,7 @@ pub enum PayloadError {
     /// Shorter than the footer, a newer RDB version, or a checksum mismatch.
     VersionOrChecksum,
     /// The footer is right but the value cannot be read (unknown type, truncated, empty
-    /// collection, a type shardline does not store such as sorted sets and streams).
+    /// collection, a type shardline does not store such as streams).
     BadFormat,
 }
 

@@ -26,6 +26,10 @@ fn set(items: &[&str]) -> Value {
     Value::Set(items.iter().map(|s| b(s)).collect::<HashSet<_>>())
 }
 
+fn zset(pairs: &[(&str, f64)]) -> Value {
+    Value::ZSet(pairs.iter().map(|(m, s)| (b(m), *s)).collect())
+}
+
 fn hash(pairs: &[(&str, &str)]) -> Value {
     Value::Hash(
         pairs
@@ -70,6 +74,16 @@ fn exact_vectors() -> Vec<(Value, &'static str)> {
         (
             set(&["1", "5000000000"]),
             "0b180800000002000000010000000000000000f2052a010000000a0054f5a26ae707b5fc",
+        ),
+        // ZADD s 1 a 2.5 b -3 c (listpack, integer and text scores)
+        (
+            zset(&[("a", 1.0), ("b", 2.5), ("c", -3.0)]),
+            "111a1a0000000600816302dffd02816102010181620283322e3504ff0a00a68a1ab1a9f2dcc2",
+        ),
+        // ZADD i inf a -inf b (listpack, infinite scores as text)
+        (
+            zset(&[("a", f64::INFINITY), ("b", f64::NEG_INFINITY)]),
+            "1118180000000400816202842d696e660581610283696e6604ff0a0039d543ee747c935c",
         ),
     ]
 }
@@ -119,6 +133,16 @@ fn restore_only_vectors() -> Vec<(Value, &'static str)> {
         ),
         // SADD ss a b (hashtable)
         (set(&["a", "b"]), "0202016101620a00fe642125eb033d0d"),
+        // ZADD t 0.1 x 1e30 z 123456789012 w (listpack, LZF-compressed: %.17g and integer scores)
+        (
+            zset(&[("x", 0.1), ("z", 1e30), ("w", 123456789012.0)]),
+            "11c32d360d36000000060081780293302e3130e005000a3114817702f4141a99be1c20250b09817a028531652b333006ff0a00ccb61088ed97069d",
+        ),
+        // ZADD b 1.5 <65 × x> 2 y (skiplist: RDB_TYPE_ZSET_2, the member LZF-compressed)
+        (
+            zset(&[(&"x".repeat(65), 1.5), ("y", 2.0)]),
+            "050201790000000000000040c3094041017878e03400017878000000000000f83f0a002dfd4ad3f53f129a",
+        ),
     ]
 }
 
@@ -158,6 +182,12 @@ fn round_trips_values_past_every_small_encoding_limit() {
         Value::Str(b("-2147483648")),
         Value::Str(b("007")),
         set(&["1", "x"]),
+        zset(&[("a", 0.1), ("b", f64::INFINITY), ("c", -0.0), ("d", 1e300)]),
+        Value::ZSet(
+            (0..300)
+                .map(|i| (b(&format!("m{i}")), f64::from(i % 7) / 3.0))
+                .collect(),
+        ),
         list(&[
             "-9223372036854775808",
             "9223372036854775807",
@@ -194,13 +224,15 @@ fn refuses_bad_footers_and_bodies() {
     assert_eq!(restore(&newer), Err(PayloadError::VersionOrChecksum));
     // Well-framed bodies that are not values shardline can hold.
     for body in [
-        &b"\x05"[..],                // RDB_TYPE_ZSET_2 (sorted sets are not stored here)
-        b"\x00\x09abc",              // truncated string
-        b"\x02\x00",                 // empty set
-        b"\x02\x80\xff\xff\xff\xff", // count past the bytes left
-        b"\x10\x03abc",              // not a listpack
-        b"\x00\xc3\x02\xff\x00\x01", // LZF claiming a huge expansion
-        b"\x12\x01\x07\x01a",        // unknown quicklist container
+        &b"\x05"[..],                                     // RDB_TYPE_ZSET_2 without its count
+        b"\x05\x01\x01a\x00\x00\x00\x00\x00\x00\xf8\x7f", // a NaN score
+        b"\x03\x02\x01a\x011\x01a\x012",                  // RDB_TYPE_ZSET with a duplicate member
+        b"\x00\x09abc",                                   // truncated string
+        b"\x02\x00",                                      // empty set
+        b"\x02\x80\xff\xff\xff\xff",                      // count past the bytes left
+        b"\x10\x03abc",                                   // not a listpack
+        b"\x00\xc3\x02\xff\x00\x01",                      // LZF claiming a huge expansion
+        b"\x12\x01\x07\x01a",                             // unknown quicklist container
     ] {
         let mut payload = body.to_vec();
         payload.extend_from_slice(&RDB_VERSION.to_le_bytes());

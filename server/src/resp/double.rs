@@ -1,14 +1,10 @@
-//! Text form of IEEE-754 doubles as Redis 7 writes them in replies.
+//! Text form of IEEE-754 doubles as Redis 7.0 writes them in replies.
 
-use std::fmt::Write;
-
-/// Formats `v` for a double reply: `inf`, `-inf`, `nan` for non-finite
-/// values, otherwise the shortest digit string that parses back to `v`
-/// (Redis 7.2's `fpconv_dtoa` choice; 7.0 printed `%.17g`), positional when
-/// the decimal exponent is in `-5..=20` (`1.5`, `10`, `0.001`) and
-/// `d.ddde±XX` outside it (`1e+21`, `1.25e-07`). Exponent layout for extreme
-/// magnitudes may differ from Redis; no keyspace command replies with a
-/// double today.
+/// Formats `v` for a double reply as Redis 7.0's `addReplyDouble` does: `inf`, `-inf`, `nan`
+/// for non-finite values, otherwise C's `%.17g` (17 significant digits, trailing zeros
+/// removed; positional when the decimal exponent is in `-4..17`, else `d.ddde±XX`): `1.5`,
+/// `10`, `0.10000000000000001`, `1e+21`, `1.2499999999999999e-07`. 17 digits always parse
+/// back to `v`.
 pub fn format_double(v: f64, out: &mut String) {
     if v.is_nan() {
         out.push_str("nan");
@@ -22,41 +18,87 @@ pub fn format_double(v: f64, out: &mut String) {
         out.push_str(if v.is_sign_negative() { "-0" } else { "0" });
         return;
     }
-    // `{:e}` yields the shortest round-trip digits as "d.ddde<exp>".
-    let sci = format!("{v:e}");
+    // `{:.16e}` is correctly rounded to 17 significant digits, as glibc's printf: "d.ddd…e<exp>".
+    let sci = format!("{:.16e}", v.abs());
     let (mantissa, exp) = match sci.split_once('e') {
         Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
         None => (sci.as_str(), 0),
     };
-    if (-5..=20).contains(&exp) {
-        let _ = write!(out, "{v}");
-    } else {
-        let sign = if exp < 0 { '-' } else { '+' };
-        let _ = write!(out, "{mantissa}e{sign}{:02}", exp.unsigned_abs());
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let digits = digits.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    if v.is_sign_negative() {
+        out.push('-');
     }
+    if (-4..17).contains(&exp) {
+        if exp < 0 {
+            out.push_str("0.");
+            for _ in 0..(-exp - 1) {
+                out.push('0');
+            }
+            out.push_str(digits);
+        } else {
+            let int_len = exp as usize + 1;
+            if digits.len() <= int_len {
+                out.push_str(digits);
+                for _ in digits.len()..int_len {
+                    out.push('0');
+                }
+            } else {
+                out.push_str(&digits[..int_len]);
+                out.push('.');
+                out.push_str(&digits[int_len..]);
+            }
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let sign = if exp < 0 { '-' } else { '+' };
+        out.push('e');
+        out.push(sign);
+        let magnitude = exp.unsigned_abs();
+        if magnitude < 10 {
+            out.push('0');
+        }
+        out.push_str(&magnitude.to_string());
+    }
+}
+
+/// [`format_double`] into a new `String`.
+pub fn double_text(v: f64) -> String {
+    let mut s = String::new();
+    format_double(v, &mut s);
+    s
 }
 
 #[cfg(test)]
 mod tests {
-    use super::format_double;
-
-    fn f(v: f64) -> String {
-        let mut s = String::new();
-        format_double(v, &mut s);
-        s
-    }
+    use super::double_text as f;
 
     #[test]
-    fn formats_like_redis() {
+    fn formats_like_redis_7_0() {
+        // Checked against redis-server 7.0.15 (ZSCORE).
         assert_eq!(f(1.5), "1.5");
         assert_eq!(f(10.0), "10");
         assert_eq!(f(-3.25), "-3.25");
-        assert_eq!(f(0.1), "0.1");
+        assert_eq!(f(0.1), "0.10000000000000001");
+        assert_eq!(f(1.1), "1.1000000000000001");
+        assert_eq!(f(1e-7), "9.9999999999999995e-08");
+        assert_eq!(f(1e30), "1e+30");
         assert_eq!(f(1e21), "1e+21");
-        assert_eq!(f(1.25e-7), "1.25e-07");
+        assert_eq!(f(1e16), "10000000000000000");
+        assert_eq!(f(1e17), "1e+17");
+        assert_eq!(f(0.0001), "0.0001");
+        assert_eq!(f(123456.0), "123456");
+        assert_eq!(f(-0.5), "-0.5");
         assert_eq!(f(f64::INFINITY), "inf");
         assert_eq!(f(f64::NEG_INFINITY), "-inf");
         assert_eq!(f(f64::NAN), "nan");
         assert_eq!(f(0.0), "0");
+        assert_eq!(f(f64::MAX), "1.7976931348623157e+308");
+        assert_eq!(f(5e-324), "4.9406564584124654e-324");
     }
 }

@@ -82,8 +82,7 @@ pub struct EncodingKnobs {
     pub hash_max_listpack_value: u64,
     /// `set-max-intset-entries`: 512.
     pub set_max_intset_entries: u64,
-    /// `zset-max-listpack-entries` (alias `zset-max-ziplist-entries`): 128 (no sorted sets
-    /// here: kept for CONFIG only).
+    /// `zset-max-listpack-entries` (alias `zset-max-ziplist-entries`): 128.
     pub zset_max_listpack_entries: u64,
     /// `zset-max-listpack-value` (alias `zset-max-ziplist-value`): 64.
     pub zset_max_listpack_value: u64,

@@ -50,6 +50,37 @@ def test_basic_commands_exact_replies(server, protocol):
         r.get("h")
 
 
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_sorted_sets_with_redis_py(server, protocol):
+    # z1 and z4 live on shard 0, z2 and z3 on shard 1: the multi-key commands compose across them.
+    r = server.client(protocol=protocol)
+
+    def pairs(v):
+        # redis-py gives (member, score) tuples in RESP2, [member, score] lists in RESP3.
+        return [tuple(x) for x in v]
+
+    assert r.zadd("z1", {"a": 1, "b": 2.5, "c": 3}) == 3
+    assert r.zadd("z2", {"b": 10, "d": 0.1}) == 2
+    assert r.zscore("z1", "b") == 2.5
+    assert r.zscore("z2", "d") == 0.1
+    assert pairs(r.zrange("z1", 0, -1, withscores=True)) == [("a", 1.0), ("b", 2.5), ("c", 3.0)]
+    assert r.zrevrangebyscore("z1", "+inf", "(1") == ["c", "b"]
+    assert r.zrank("z1", "c") == 2
+    assert r.zincrby("z1", 1, "a") == 2.0
+    assert r.zunionstore("z3", ["z1", "z2"]) == 4
+    assert pairs(r.zrange("z3", 0, -1, withscores=True)) == [
+        ("d", 0.1), ("a", 2.0), ("c", 3.0), ("b", 12.5)]
+    assert pairs(r.zinter(["z1", "z2"], withscores=True, aggregate="MAX")) == [("b", 10.0)]
+    assert r.zdiff(["z1", "z2"]) == ["a", "c"]
+    assert r.zrangestore("z4", "z3", 0, 1) == 2
+    assert pairs(r.zpopmin("z4", 1)) == [("d", 0.1)]
+    key, popped = r.zmpop(2, ["nosuch", "z4"], max=True)
+    # redis-py leaves ZMPOP's RESP2 scores as text.
+    assert (key, [(m, float(sc)) for m, sc in popped]) == ("z4", [("a", 2.0)])
+    assert r.exists("z4") == 0
+    assert r.type("z3") == "zset"
+
+
 def test_hello_3_returns_a_map(server):
     r = server.client(protocol=3)
     hello = r.execute_command("HELLO", "3")

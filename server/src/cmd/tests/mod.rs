@@ -11,12 +11,13 @@ mod hash_random;
 mod keyspace_ops;
 mod list;
 mod list_edit;
-mod notify;
 mod list_moves;
+mod notify;
 mod set_algebra;
 mod sets;
 mod string_range;
 mod strings;
+mod zset;
 
 use bytes::Bytes;
 

@@ -233,17 +233,17 @@ fn key_flags(name: &str, flags: &[&str]) -> &'static [&'static str] {
     match name {
         "set" | "mset" | "setex" | "psetex" => &["OW", "update"],
         "del" | "unlink" => &["RM", "delete"],
-        "getdel" | "lpop" | "rpop" | "spop" | "smove" | "lmove" | "rpoplpush" | "lmpop" => {
-            &["RW", "access", "delete"]
-        }
+        "getdel" | "lpop" | "rpop" | "spop" | "smove" | "lmove" | "rpoplpush" | "lmpop"
+        | "zpopmin" | "zpopmax" => &["RW", "access", "delete"],
+        "zrem" | "zremrangebyscore" | "zremrangebyrank" | "zremrangebylex" => &["RW", "delete"],
         "bitop" | "sunionstore" | "sdiffstore" => &["OW", "update"],
         "sinterstore" => &["RW", "update"],
         "lpush" | "rpush" | "lpushx" | "rpushx" | "sadd" | "linsert" | "append" | "setnx"
         | "hsetnx" => &["RW", "insert"],
         "exists" | "type" | "ttl" | "pttl" | "expiretime" | "pexpiretime" | "strlen" | "llen"
-        | "hlen" | "scard" | "hexists" | "hstrlen" => &["RO"],
+        | "hlen" | "scard" | "hexists" | "hstrlen" | "zcard" => &["RO"],
         "expire" | "pexpire" | "expireat" | "pexpireat" | "persist" | "move" | "lrem" | "ltrim"
-        | "hdel" | "srem" | "hset" | "hmset" => &["RW", "update"],
+        | "hdel" | "srem" | "hset" | "hmset" | "zadd" => &["RW", "update"],
         _ if flags.contains(&"readonly") => &["RO", "access"],
         _ => &["RW", "access", "update"],
     }
@@ -277,6 +277,9 @@ fn keys_of(line: &[Bytes]) -> Result<Vec<(Bytes, &'static [&'static str])>, Fram
     if let Some(keys) = super::composed_keys::keys_with_flags(spec.name, line) {
         return keys;
     }
+    if let Some(kind) = crate::cmd::zset_multi::kind_of(spec.name) {
+        return zset_keys(kind, spec.name, line);
+    }
     let (first, last, step) = keys;
     if first == 0 {
         return Err(Frame::error("ERR The command has no key arguments"));
@@ -285,6 +288,32 @@ fn keys_of(line: &[Bytes]) -> Result<Vec<(Bytes, &'static [&'static str])>, Fram
     Ok((first..=last.min(argc - 1))
         .step_by(step.max(1) as usize)
         .map(|i| (line[i as usize].clone(), flags))
+        .collect())
+}
+
+/// The movable keys of a multi-key sorted set command (Redis 7.0 `zunionInterDiffGetKeys`,
+/// `zmpopGetKeys`): a destination `OW update`, sources `RO access`, ZMPOP's `RW access
+/// delete`. A bad numkeys is `ERR Invalid arguments specified for command`.
+fn zset_keys(
+    kind: crate::cmd::zset_multi::Kind,
+    name: &str,
+    line: &[Bytes],
+) -> Result<Vec<(Bytes, &'static [&'static str])>, Frame> {
+    use crate::cmd::zset_multi::{keys_of, Kind};
+    let keys = keys_of(kind, name, line)
+        .map_err(|_| Frame::error("ERR Invalid arguments specified for command"))?;
+    let writes_first = matches!(kind, Kind::SetOp { store: true, .. } | Kind::RangeStore);
+    Ok(keys
+        .into_iter()
+        .enumerate()
+        .map(|(i, key)| {
+            let flags: &'static [&'static str] = match kind {
+                Kind::Mpop => &["RW", "access", "delete"],
+                _ if writes_first && i == 0 => &["OW", "update"],
+                _ => &["RO", "access"],
+            };
+            (key, flags)
+        })
         .collect())
 }
 
@@ -323,6 +352,23 @@ mod tests {
         assert_eq!(
             command(&args("COMMAND GETKEYS ping")),
             Frame::error("ERR The command has no key arguments")
+        );
+        // Movable keys of the sorted set commands (checked against redis-server 7.0.15).
+        assert_eq!(
+            command(&args("COMMAND GETKEYS zunionstore d 2 a b WEIGHTS 1 2")),
+            Frame::Array(vec![
+                Frame::Bulk("d".into()),
+                Frame::Bulk("a".into()),
+                Frame::Bulk("b".into())
+            ])
+        );
+        assert_eq!(
+            command(&args("COMMAND GETKEYS zmpop 1 a MIN")),
+            Frame::Array(vec![Frame::Bulk("a".into())])
+        );
+        assert_eq!(
+            command(&args("COMMAND GETKEYS zinter 3 a b")),
+            Frame::error("ERR Invalid arguments specified for command")
         );
     }
 

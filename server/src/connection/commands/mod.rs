@@ -19,6 +19,7 @@ pub mod pubsub;
 mod scripting;
 mod slowlog;
 mod subcommands;
+mod zset_multi;
 
 use std::rc::Rc;
 
@@ -99,6 +100,9 @@ pub async fn execute(
         "pubsub" => pubsub::pubsub(shard, &args).await,
         name if composed::serves(name) => {
             composed::execute(shard, session.db, session.txn_scope, name, args).await
+        }
+        name if zset_multi::serves(name) => {
+            zset_multi::execute(shard, session.db, session.txn_scope, name, args).await
         }
         "function" => scripting::function(&args),
         "script" => scripting::script(&args),
