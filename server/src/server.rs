@@ -336,7 +336,9 @@ async fn shard_main(
         slowlog: Slowlog::default(),
         clock: crate::clock::CommandClock::default(),
         config_changed: event_listener::Event::new(),
+        blocking: Default::default(),
     });
+    shard.blocking.set_shard(&shard);
     if let Some(aof) = &shard.aof {
         shard.metrics.aof_replayed(aof.replayed.records);
     }

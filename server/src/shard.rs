@@ -126,6 +126,8 @@ pub struct Shard {
     /// Notified when CONFIG SET installed a new [`RuntimeConfig`] (connections re-read
     /// `timeout`).
     pub config_changed: event_listener::Event,
+    /// Blocked clients: waiters on this shard's keys, and this shard's blocked connections.
+    pub blocking: crate::blocking::Blocking,
 }
 
 impl Shard {
@@ -187,7 +189,9 @@ impl Shard {
     /// database, before this returns; under `appendfsync always` the caller must not send
     /// the reply before [`Shard::durable`]'s signal.
     pub fn execute_local(&self, db: usize, args: &[Bytes]) -> Frame {
-        self.execute_timed(db, args, CommandInstant::now(), false).0
+        let frame = self.execute_timed(db, args, CommandInstant::now(), false).0;
+        crate::blocking::after_command(self);
+        frame
     }
 
     /// As [`Shard::execute_local`], for a command that started at `started` (an instant read
@@ -201,6 +205,7 @@ impl Shard {
         started: CommandInstant,
     ) -> (Frame, CommandInstant) {
         let (frame, finished) = self.execute_timed(db, args, started, true);
+        crate::blocking::after_command(self);
         (frame, finished.unwrap_or_else(CommandInstant::now))
     }
 
@@ -269,13 +274,22 @@ impl Shard {
 
     /// Runs `job` (commands of one transaction) with its log records wrapped in MULTI/EXEC,
     /// so replay applies them all or none.
+    ///
+    /// Blocked clients are served after the whole transaction, not between its commands
+    /// (Redis serves them after EXEC).
     pub fn execute_transaction(&self, job: impl FnOnce() -> Frame) -> Frame {
-        let Some(aof) = &self.aof else {
-            return job();
+        self.blocking.transaction(true);
+        let frame = match &self.aof {
+            None => job(),
+            Some(aof) => {
+                let mark = aof.writer.mark();
+                let frame = job();
+                aof.writer.wrap_multi(mark);
+                frame
+            }
         };
-        let mark = aof.writer.mark();
-        let frame = job();
-        aof.writer.wrap_multi(mark);
+        self.blocking.transaction(false);
+        crate::blocking::after_command(self);
         frame
     }
 

@@ -60,6 +60,9 @@ pub struct Session {
     pub txn_scope: Option<TxnId>,
     /// CLIENT NO-EVICT on (shown as flag `e` in CLIENT LIST).
     pub no_evict: bool,
+    /// The wait of a blocking command (BLPOP …) in progress: the request loop runs no other
+    /// request meanwhile (flag `b` in CLIENT LIST).
+    pub blocked: Option<crate::blocking::BlockedWait>,
 }
 
 impl Session {
@@ -87,6 +90,7 @@ impl Session {
             watched: WatchedKeys::default(),
             txn_scope: None,
             no_evict: false,
+            blocked: None,
         }
     }
 

@@ -46,6 +46,8 @@ pub struct ClientState {
     pub resp: u8,
     /// CLIENT NO-EVICT on.
     pub no_evict: bool,
+    /// Waiting in a blocking command (flag `b`).
+    pub blocked: bool,
 }
 
 impl ClientState {
@@ -64,6 +66,7 @@ impl ClientState {
             cmd,
             resp: resp(session.protocol),
             no_evict: session.no_evict,
+            blocked: session.blocked.is_some(),
         }
     }
 }
@@ -122,6 +125,7 @@ impl ClientHandle {
         st.omem = session.output_buffer_bytes;
         st.resp = resp(session.protocol);
         st.no_evict = session.no_evict;
+        st.blocked = session.blocked.is_some();
         if cmd.is_some() {
             st.cmd = cmd;
         }
@@ -189,6 +193,9 @@ pub fn format_line(f: &ClientIdentity, st: &ClientState) -> String {
     let mut flags = String::new();
     if st.multi >= 0 {
         flags.push('x');
+    }
+    if st.blocked {
+        flags.push('b');
     }
     if st.no_evict {
         flags.push('e');

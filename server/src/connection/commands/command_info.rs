@@ -233,7 +233,7 @@ fn key_flags(name: &str, flags: &[&str]) -> &'static [&'static str] {
     match name {
         "set" | "mset" | "setex" | "psetex" => &["OW", "update"],
         "del" | "unlink" => &["RM", "delete"],
-        "getdel" | "lpop" | "rpop" | "spop" => &["RW", "access", "delete"],
+        "getdel" | "lpop" | "rpop" | "spop" | "blpop" | "brpop" => &["RW", "access", "delete"],
         "lpush" | "rpush" | "lpushx" | "rpushx" | "sadd" | "linsert" | "append" | "setnx"
         | "hsetnx" => &["RW", "insert"],
         "exists" | "type" | "ttl" | "pttl" | "expiretime" | "pexpiretime" | "strlen" | "llen"

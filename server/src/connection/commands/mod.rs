@@ -3,6 +3,7 @@
 
 mod admin;
 mod auth;
+pub mod blocking;
 mod client;
 mod client_admin;
 mod command_info;
@@ -85,6 +86,16 @@ pub async fn execute(
         "debug" => admin::debug(shard, &args),
         "rename" | "renamenx" | "copy" | "msetnx" | "lcs" => {
             cross_shard::execute(shard, session.db, session.txn_scope, spec.name, args).await
+        }
+        name if blocking::serves(name) => {
+            let args = std::mem::take(&mut { args });
+            match blocking::start(shard, session, name, args, None).await {
+                blocking::Start::Reply(reply) => reply,
+                blocking::Start::Blocked(wait) => {
+                    session.blocked = Some(wait);
+                    return Flow::Continue;
+                }
+            }
         }
         name if composed::serves(name) => {
             composed::execute(shard, session.db, session.txn_scope, name, args).await
