@@ -157,7 +157,49 @@ pub async fn block(
             shard.run_on(owner, job).await;
         }
     }
+    shard.blocking.slots.borrow_mut().queued(id);
     (id, receiver)
+}
+
+/// For a command whose keys all live on one shard: in one job on that shard, the
+/// non-blocking attempt (`op` on each key in order; the first reply that is not null wins)
+/// and, when no key has data, the waiter's queueing — so no push can slip in between.
+/// `Ok` with the reply, or `Err` with the waiter id and its wake-up receiver.
+pub async fn try_or_block(
+    shard: &Rc<Shard>,
+    client_id: u64,
+    db: usize,
+    keys: Vec<Bytes>,
+    op: BlockOp,
+    timeout_reply: Frame,
+) -> Result<Frame, (u64, oneshot::Receiver<Wakeup>)> {
+    let owner = keys.first().map_or(shard.id, |k| shard.owner_of(k));
+    let (id, receiver) =
+        (shard.blocking.slots.borrow_mut()).insert(client_id, vec![owner], timeout_reply);
+    let waiter = Waiter {
+        shard: shard.id,
+        id,
+        op: op.clone(),
+        sole: true,
+    };
+    let job: crate::forward::ShardJob = Box::new(move |s: &Shard| {
+        for key in &keys {
+            let reply = op.serve(s, db, key);
+            if reply != Frame::Null {
+                return reply;
+            }
+        }
+        enqueue(s, db, keys, waiter);
+        Frame::Null
+    });
+    let reply = shard.run_on_in(owner, None, job).await;
+    let mut slots = shard.blocking.slots.borrow_mut();
+    if reply == Frame::Null {
+        slots.queued(id);
+        return Err((id, receiver));
+    }
+    slots.discard(id);
+    Ok(reply)
 }
 
 /// Owner side: queues `waiter` on `keys`, then serves what is ready.

@@ -153,7 +153,9 @@ fn deliver(shard: &Shard, waiter: Waiter, db: usize, key: Bytes, wakeup: Wakeup)
         if let Some(point) = durable {
             point.reached().await;
         }
-        let Waiter { shard: to, id, op, .. } = waiter;
+        let Waiter {
+            shard: to, id, op, ..
+        } = waiter;
         task.run_on(
             to,
             Box::new(move |s: &Shard| {

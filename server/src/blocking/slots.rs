@@ -64,6 +64,9 @@ struct Slot {
     abandoned: bool,
     /// Reserved for its one owner from the start.
     sole: bool,
+    /// Queued on every owner: counts as blocked from then on (so a client that saw INFO
+    /// `blocked_clients` count it knows its pushes will find it queued).
+    queued: bool,
     /// The command's reply on timeout (null array, or null for the moves).
     timeout_reply: Frame,
     wake: Option<oneshot::Sender<Wakeup>>,
@@ -111,6 +114,7 @@ impl Slots {
                     State::Waiting
                 },
                 sole,
+                queued: false,
                 owners,
                 ending: None,
                 abandoned: false,
@@ -124,7 +128,22 @@ impl Slots {
     /// Blocked connections of this shard (INFO `blocked_clients`; a slot whose connection
     /// is gone, waiting for its owner's last word, is not one).
     pub fn len(&self) -> usize {
-        self.slots.values().filter(|s| !s.abandoned).count()
+        self.slots
+            .values()
+            .filter(|s| s.queued && !s.abandoned)
+            .count()
+    }
+
+    /// Drops slot `id` without a word (its command got data at once after all).
+    pub fn discard(&mut self, id: u64) {
+        self.slots.remove(&id);
+    }
+
+    /// Waiter `id` is queued on every owner shard.
+    pub fn queued(&mut self, id: u64) {
+        if let Some(slot) = self.slots.get_mut(&id) {
+            slot.queued = true;
+        }
     }
 
     /// Whether no connection of this shard is blocked.
@@ -334,9 +353,15 @@ mod tests {
         // Withdrawn by the owner: the timeout reply.
         let (_, cleanup) = slots.answer(id, None);
         assert_eq!(cleanup.unregister, vec![1]);
-        assert!(matches!(rx.try_recv(), Ok(Some(Wakeup::Reply(Frame::NullArray)))));
+        assert!(matches!(
+            rx.try_recv(),
+            Ok(Some(Wakeup::Reply(Frame::NullArray)))
+        ));
         // Abandoned, then served before the owner saw the withdrawal: not delivered.
         let (id, _rx) = slots.insert(9, vec![0], Frame::Null);
+        assert_eq!(slots.len(), 0);
+        slots.queued(id);
+        assert_eq!(slots.len(), 1);
         assert_eq!(slots.abandon(id).cancel, Some(0));
         assert_eq!(slots.len(), 0);
         let served = Wakeup::Reply(Frame::Bulk(bytes::Bytes::from_static(b"x")));

@@ -145,6 +145,23 @@ pub async fn start(
             .wait
             .and_then(|wait| Instant::now().checked_add(wait))
     });
+    if scope.is_none() && one_owner(shard, &parsed) {
+        let Parsed {
+            keys,
+            op,
+            timeout_reply,
+            ..
+        } = parsed;
+        return match blocking::try_or_block(shard, session.id, db, keys, op, timeout_reply).await {
+            Ok(reply) => Start::Reply(reply),
+            Err((id, receiver)) => Start::Blocked(BlockedWait {
+                id,
+                receiver,
+                deadline,
+                args,
+            }),
+        };
+    }
     if let Some(reply) = try_now(shard, db, scope, &parsed).await {
         return Start::Reply(reply);
     }
@@ -166,6 +183,20 @@ pub async fn start(
         deadline,
         args,
     })
+}
+
+/// Whether every key (and a move's destination) has one owner shard: the attempt and the
+/// queueing then run as one job there.
+fn one_owner(shard: &Shard, parsed: &Parsed) -> bool {
+    let Some(first) = parsed.keys.first() else {
+        return false;
+    };
+    let owner = shard.owner_of(first);
+    let dst_too = match &parsed.op {
+        BlockOp::Move { dst, .. } => shard.owner_of(dst) == owner,
+        _ => true,
+    };
+    dst_too && parsed.keys.iter().all(|k| shard.owner_of(k) == owner)
 }
 
 /// The non-blocking attempt, keys in order: the reply of the first key with data (or its
