@@ -114,7 +114,8 @@ pub struct BlockedWait {
     pub args: Vec<Bytes>,
 }
 
-/// Blocks connection `client_id` of `shard` on `keys` (command order) of database `db`:
+/// Blocks connection `client_id` of `shard` on `keys` (command order) of database `db`,
+/// for a command that arrived at `since`:
 /// creates its slot, then queues it on every owner shard of the keys (each checks at once
 /// whether a key is already ready). Returns the waiter id and its wake-up receiver.
 pub async fn block(
@@ -124,6 +125,7 @@ pub async fn block(
     keys: &[Bytes],
     op: BlockOp,
     timeout_reply: Frame,
+    since: Instant,
 ) -> (u64, oneshot::Receiver<Wakeup>) {
     let mut owners: Vec<usize> = Vec::new();
     for key in keys {
@@ -146,6 +148,7 @@ pub async fn block(
             id,
             op: op.clone(),
             sole,
+            since,
         };
         let job: crate::forward::ShardJob = Box::new(move |s: &Shard| {
             enqueue(s, db, owned, waiter);
@@ -172,6 +175,7 @@ pub async fn try_or_block(
     keys: Vec<Bytes>,
     op: BlockOp,
     timeout_reply: Frame,
+    since: Instant,
 ) -> Result<Frame, (u64, oneshot::Receiver<Wakeup>)> {
     let owner = keys.first().map_or(shard.id, |k| shard.owner_of(k));
     let (id, receiver) =
@@ -181,6 +185,7 @@ pub async fn try_or_block(
         id,
         op: op.clone(),
         sole: true,
+        since,
     };
     let job: crate::forward::ShardJob = Box::new(move |s: &Shard| {
         for key in &keys {

@@ -3,6 +3,7 @@
 //! clients per key, served first-come first-served by `serveClientsBlockedOnKey`).
 
 use std::collections::{HashMap, VecDeque};
+use std::time::Instant;
 
 use bytes::Bytes;
 
@@ -18,6 +19,10 @@ pub struct Waiter {
     pub id: u64,
     /// The pop (or move) to run for it.
     pub op: BlockOp,
+    /// When its command reached the server (its connection's shard): the queue's order, so a
+    /// waiter whose queueing crossed the mesh keeps its place before one that came later on
+    /// the owner's own connections (the monotonic clock is one for all cores).
+    pub since: Instant,
     /// Every key it waits on is this shard's: the slot is reserved for this owner from the
     /// start, so the owner serves it without asking (see [`super::slots`]).
     pub sole: bool,
@@ -32,8 +37,9 @@ pub struct KeyQueues {
 }
 
 impl KeyQueues {
-    /// Appends `waiter` to the queue of `key` in database `db` (a key named twice by one
-    /// command is queued once, as Redis's `blockForKeys` does).
+    /// Queues `waiter` on `key` in database `db`, after every waiter that came no later
+    /// (arrival order; a key named twice by one command is queued once, as Redis's
+    /// `blockForKeys` does).
     pub fn push(&mut self, db: usize, key: Bytes, waiter: Waiter) {
         let queue = self.queues.entry((db, key)).or_default();
         if queue
@@ -42,7 +48,8 @@ impl KeyQueues {
         {
             return;
         }
-        queue.push_back(waiter);
+        let at = queue.partition_point(|w| w.since <= waiter.since);
+        queue.insert(at, waiter);
         self.entries += 1;
     }
 
@@ -93,7 +100,19 @@ mod tests {
             id,
             op: BlockOp::Pop { left: true },
             sole: true,
+            since: Instant::now(),
         }
+    }
+
+    #[test]
+    fn a_waiter_that_came_earlier_is_queued_before_later_ones() {
+        let mut q = KeyQueues::default();
+        let early = waiter(1, 1);
+        let late = waiter(0, 2);
+        q.push(0, key("k"), late);
+        q.push(0, key("k"), early);
+        assert_eq!(q.nth(0, &key("k"), 0).map(|w| w.id), Some(1));
+        assert_eq!(q.nth(0, &key("k"), 1).map(|w| w.id), Some(2));
     }
 
     fn key(k: &str) -> Bytes {

@@ -135,6 +135,7 @@ pub async fn start(
     args: Vec<Bytes>,
     deadline: Option<Option<Instant>>,
 ) -> Start {
+    let since = Instant::now();
     let parsed = match parse(name, &args) {
         Ok(parsed) => parsed,
         Err(err) => return Start::Reply(err),
@@ -152,7 +153,9 @@ pub async fn start(
             timeout_reply,
             ..
         } = parsed;
-        return match blocking::try_or_block(shard, session.id, db, keys, op, timeout_reply).await {
+        return match blocking::try_or_block(shard, session.id, db, keys, op, timeout_reply, since)
+            .await
+        {
             Ok(reply) => Start::Reply(reply),
             Err((id, receiver)) => Start::Blocked(BlockedWait {
                 id,
@@ -175,6 +178,7 @@ pub async fn start(
         &parsed.keys,
         parsed.op,
         parsed.timeout_reply,
+        since,
     )
     .await;
     Start::Blocked(BlockedWait {

@@ -88,7 +88,6 @@ pub async fn execute(
             cross_shard::execute(shard, session.db, session.txn_scope, spec.name, args).await
         }
         name if blocking::serves(name) => {
-            let args = std::mem::take(&mut { args });
             match blocking::start(shard, session, name, args, None).await {
                 blocking::Start::Reply(reply) => reply,
                 blocking::Start::Blocked(wait) => {
