@@ -34,6 +34,10 @@ use crate::tls::ServerTls;
 pub struct Shared {
     /// The parsed command line.
     pub config: ServerConfig,
+    /// Per shard: blocking commands of other shards' connections on their way to queue on
+    /// that shard's keys ([`crate::blocking`]); while any is, the shard defers serving its
+    /// waiters, so one that came first is not overtaken by a later one queued locally.
+    pub blocking_in_flight: Vec<std::sync::atomic::AtomicUsize>,
     /// The users file as last loaded; SIGHUP swaps in a new one without dropping connections.
     pub users: ArcSwap<Users>,
     /// All Prometheus metric families.

@@ -35,6 +35,7 @@ pub mod timeout;
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::rc::{Rc, Weak};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -101,6 +102,37 @@ impl Blocking {
     }
 }
 
+/// The count of blocking commands on their way to queue on `owner`'s keys.
+fn in_flight(shard: &Shard, owner: usize) -> Option<&AtomicUsize> {
+    shard.shared.blocking_in_flight.get(owner)
+}
+
+/// Whether a blocking command of another shard is on its way to queue here.
+pub(crate) fn arrivals_pending(shard: &Shard) -> bool {
+    in_flight(shard, shard.id).is_some_and(|n| n.load(Ordering::Acquire) > 0)
+}
+
+/// Runs a queueing `job` on `owner`: here at once, or over the mesh with `owner`'s
+/// in-flight count raised until the job starts there.
+async fn run_queueing(shard: &Rc<Shard>, owner: usize, job: crate::forward::ShardJob) -> Frame {
+    if owner == shard.id {
+        return shard.run_on_in(owner, None, job).await;
+    }
+    if let Some(n) = in_flight(shard, owner) {
+        n.fetch_add(1, Ordering::AcqRel);
+    }
+    let job: crate::forward::ShardJob = Box::new(move |s: &Shard| {
+        if let Some(n) = in_flight(s, s.id) {
+            n.fetch_sub(1, Ordering::AcqRel);
+        }
+        let reply = job(s);
+        // Serving deferred while this was on its way.
+        after_command(s);
+        reply
+    });
+    shard.run_on_in(owner, None, job).await
+}
+
 /// A blocked connection's wait, kept by its request loop.
 #[derive(Debug)]
 pub struct BlockedWait {
@@ -154,11 +186,7 @@ pub async fn block(
             enqueue(s, db, owned, waiter);
             Frame::ok()
         });
-        if owner == shard.id {
-            job(shard);
-        } else {
-            shard.run_on(owner, job).await;
-        }
+        run_queueing(shard, owner, job).await;
     }
     shard.blocking.slots.borrow_mut().queued(id);
     (id, receiver)
@@ -197,7 +225,7 @@ pub async fn try_or_block(
         enqueue(s, db, keys, waiter);
         Frame::Null
     });
-    let reply = shard.run_on_in(owner, None, job).await;
+    let reply = run_queueing(shard, owner, job).await;
     let mut slots = shard.blocking.slots.borrow_mut();
     if reply == Frame::Null {
         slots.queued(id);

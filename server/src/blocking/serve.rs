@@ -25,7 +25,7 @@ pub fn after_command(shard: &Shard) {
         return;
     }
     note_ready(shard);
-    if b.txn_depth.get() > 0 || shard.gate.is_held() {
+    if b.txn_depth.get() > 0 || shard.gate.is_held() || super::arrivals_pending(shard) {
         return;
     }
     b.serving_now.set(true);
