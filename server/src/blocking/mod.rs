@@ -12,19 +12,35 @@
 //!   was unblocked or closed).
 //!
 //! After a command that may have made a watched key ready (any write on a shard with
-//! waiters, once no transaction holds its gate: [`after_command`]), the owner serves the
-//! key's waiters first-come first-served (Redis `serveClientsBlockedOnKey`), one pop each:
-//! a waiter on the owner shard itself is reserved and served synchronously, right after the
-//! push; a waiter on another shard is reserved over the mesh, then the owner pops as a plain
-//! keyspace job (logged as the LPOP/RPOP/LMPOP/LMOVE it amounts to) and sends the reply to
-//! the waiter's shard ([`serve`]).
+//! waiters, once no transaction holds its gate, and once no blocking command of another
+//! shard's connection is on its way to queue here: [`after_command`]), the owner serves the
+//! key's waiters first-come first-served (Redis `serveClientsBlockedOnKey`; the queue is
+//! ordered by when each command reached the server), one pop each, keys in the order they
+//! became ready:
 //!
-//! No element is lost: an owner pops only for a reserved waiter, and a reserved waiter can
-//! no longer time out, be unblocked or be dropped on its own — those are noted and applied
-//! when the owner's answer arrives. Should the connection close between the reservation and
-//! the reply, the waiter's shard puts back what was taken ([`op::BlockOp::undo`]: LPUSH /
-//! RPUSH to the end it came from, or the reverse LMOVE), so the element returns to its list
-//! instead of going to nobody.
+//! - a *sole* waiter (every key it waits on is this shard's: any hash-tagged key set) is
+//!   reserved for this owner from its creation, so it is served synchronously, in the very
+//!   job of the push, wherever its connection is; the reply then travels to its shard;
+//! - a waiter on keys of several shards is reserved first (locally, or over the mesh for one
+//!   on another shard), then the owner pops as a plain keyspace job ([`serve`]).
+//!
+//! Either way the pop runs on the owner and is logged there as the LPOP/RPOP/LMPOP/LMOVE it
+//! amounts to; a BLMOVE whose destination another shard owns is handed back to its
+//! connection, which runs the cross-shard LMOVE composition.
+//!
+//! No element is lost or popped for nobody: an owner pops only for a reserved waiter, and a
+//! reserved waiter can no longer time out, be unblocked or be dropped on its own — those are
+//! noted and applied when the owner's answer arrives. For a sole waiter the owner's queue is
+//! the arbiter: the waiter's shard asks the owner to withdraw it, and either it was still
+//! queued (withdrawn, nothing popped) or it was already served (its reply is on its way).
+//! Should the connection have closed between the owner's decision and the reply's arrival
+//! (as a Redis client may close while its reply is being written), the waiter's shard puts
+//! back what was taken ([`op::BlockOp::undo`]: LPUSH / RPUSH to the end it came from, or the
+//! reverse LMOVE), so the element returns to its list.
+//!
+//! Another blocking family (BZPOPMIN, BZPOPMAX, BZMPOP) plugs in through [`op::BlockOp`]: a
+//! variant with its readiness test, the plain command it amounts to and its undo; queues,
+//! reservations, timeouts and the connection side are shared.
 
 pub mod op;
 pub mod queues;
