@@ -144,8 +144,12 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     );
 
     let spare_fds = SpareDescriptors::new(cpus.len());
+    let blocking_in_flight = (0..cpus.len())
+        .map(|_| std::sync::atomic::AtomicUsize::new(0))
+        .collect();
     let shared = Arc::new(Shared {
         config,
+        blocking_in_flight,
         users: ArcSwap::from_pointee(users),
         metrics,
         offload,

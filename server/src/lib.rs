@@ -4,12 +4,14 @@
 //! data and hash-slot ownership), [`cmd`] (keyspace commands and the command table),
 //! [`connection`] (one client: handshake, authentication, dispatch), [`aof`] (the per-shard
 //! append-only log and its replay), [`shard`] and
-//! [`forward`] (per-shard state and hops to the owner shard), [`accept`] (accept loop,
+//! [`forward`] (per-shard state and hops to the owner shard), [`blocking`] (BLPOP and the
+//! other blocking pops, across shards), [`accept`] (accept loop,
 //! `--maxclients`, running out of descriptors), [`server`], [`fd_limit`] and [`bootstrap`]
 //! (start-up and shutdown).
 
 pub mod accept;
 pub mod aof;
+pub mod blocking;
 pub mod bootstrap;
 pub mod clock;
 pub mod cmd;

@@ -34,6 +34,10 @@ use crate::tls::ServerTls;
 pub struct Shared {
     /// The parsed command line.
     pub config: ServerConfig,
+    /// Per shard: blocking commands of other shards' connections on their way to queue on
+    /// that shard's keys ([`crate::blocking`]); while any is, the shard defers serving its
+    /// waiters, so one that came first is not overtaken by a later one queued locally.
+    pub blocking_in_flight: Vec<std::sync::atomic::AtomicUsize>,
     /// The users file as last loaded; SIGHUP swaps in a new one without dropping connections.
     pub users: ArcSwap<Users>,
     /// All Prometheus metric families.
@@ -338,7 +342,9 @@ async fn shard_main(
         config_changed: event_listener::Event::new(),
         pubsub: crate::pubsub::Registry::default(),
         quiet_events: Cell::new(0),
+        blocking: Default::default(),
     });
+    shard.blocking.set_shard(&shard);
     if let Some(aof) = &shard.aof {
         shard.metrics.aof_replayed(aof.replayed.records);
     }

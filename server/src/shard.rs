@@ -132,6 +132,8 @@ pub struct Shard {
     /// ([`crate::notify::flags`] bits; 0 = none), the composition publishing the command's
     /// own ([`crate::notify::publish::composed`]).
     pub quiet_events: Cell<u16>,
+    /// Blocked clients: waiters on this shard's keys, and this shard's blocked connections.
+    pub blocking: crate::blocking::Blocking,
 }
 
 impl Shard {
@@ -193,7 +195,9 @@ impl Shard {
     /// database, before this returns; under `appendfsync always` the caller must not send
     /// the reply before [`Shard::durable`]'s signal.
     pub fn execute_local(&self, db: usize, args: &[Bytes]) -> Frame {
-        self.execute_timed(db, args, CommandInstant::now(), false).0
+        let frame = self.execute_timed(db, args, CommandInstant::now(), false).0;
+        crate::blocking::after_command(self);
+        frame
     }
 
     /// As [`Shard::execute_local`], for a command that started at `started` (an instant read
@@ -207,6 +211,7 @@ impl Shard {
         started: CommandInstant,
     ) -> (Frame, CommandInstant) {
         let (frame, finished) = self.execute_timed(db, args, started, true);
+        crate::blocking::after_command(self);
         (frame, finished.unwrap_or_else(CommandInstant::now))
     }
 
@@ -298,13 +303,22 @@ impl Shard {
 
     /// Runs `job` (commands of one transaction) with its log records wrapped in MULTI/EXEC,
     /// so replay applies them all or none.
+    ///
+    /// Blocked clients are served after the whole transaction, not between its commands
+    /// (Redis serves them after EXEC).
     pub fn execute_transaction(&self, job: impl FnOnce() -> Frame) -> Frame {
-        let Some(aof) = &self.aof else {
-            return job();
+        self.blocking.transaction(true);
+        let frame = match &self.aof {
+            None => job(),
+            Some(aof) => {
+                let mark = aof.writer.mark();
+                let frame = job();
+                aof.writer.wrap_multi(mark);
+                frame
+            }
         };
-        let mark = aof.writer.mark();
-        let frame = job();
-        aof.writer.wrap_multi(mark);
+        self.blocking.transaction(false);
+        crate::blocking::after_command(self);
         frame
     }
 

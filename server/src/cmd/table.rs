@@ -122,6 +122,12 @@ pub const COMPOSED: &[&str] = &[
     "zintercard",
     "zrangestore",
     "zmpop",
+    // connection/commands/blocking.rs
+    "blpop",
+    "brpop",
+    "blmove",
+    "brpoplpush",
+    "blmpop",
 ];
 
 const PUBSUB_NOSCRIPT: &[&str] = &["pubsub", "noscript", "loading", "stale"];
@@ -238,6 +244,11 @@ static COMMANDS: &[CommandSpec] = &[
     c("lpos", -3, R, K1, SingleKey, "list", "6.0.6", "Return the index of matching elements on a list", &["@read", "@list", "@slow"]),
     c("lmove", 5, WD, (1, 2, 1), Connection, "list", "6.2.0", "Pop an element from a list, push it to another list and return it", &["@write", "@list", "@slow"]),
     c("rpoplpush", 3, WD, (1, 2, 1), Connection, "list", "1.2.0", "Remove the last element in a list, prepend it to another list and return it", &["@write", "@list", "@slow"]),
+    c("blpop", -3, &["write", "noscript", "blocking"], (1, -2, 1), Connection, "list", "2.0.0", "Remove and get the first element in a list, or block until one is available", &["@write", "@list", "@slow", "@blocking"]),
+    c("brpop", -3, &["write", "noscript", "blocking"], (1, -2, 1), Connection, "list", "2.0.0", "Remove and get the last element in a list, or block until one is available", &["@write", "@list", "@slow", "@blocking"]),
+    c("blmove", 6, &["write", "denyoom", "noscript", "blocking"], (1, 2, 1), Connection, "list", "6.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", &["@write", "@list", "@slow", "@blocking"]),
+    c("brpoplpush", 4, &["write", "denyoom", "noscript", "blocking"], (1, 2, 1), Connection, "list", "2.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", &["@write", "@list", "@slow", "@blocking"]),
+    c("blmpop", -5, &["write", "blocking", "movablekeys"], K0, Connection, "list", "7.0.0", "Pop elements from a list, or block until one is available", &["@write", "@list", "@slow", "@blocking"]),
     c("lmpop", -4, &["write", "movablekeys"], K0, Connection, "list", "7.0.0", "Pop elements from a list", &["@write", "@list", "@slow"]),
     // hash
     c("hset", -4, WDF, K1, SingleKey, "hash", "2.0.0", "Set the string value of a hash field", &["@write", "@hash", "@fast"]),

@@ -9,12 +9,15 @@ use bytes::{Bytes, BytesMut};
 use futures_channel::oneshot;
 use futures_lite::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
+use super::commands::blocking as blocking_cmd;
 use super::dispatch::{self, Flow};
 use super::duplex::{self, StreamEvent};
 use super::output_limit::OutputBufferCheck;
 use super::pipeline::Pipeline;
 use super::session::Session;
 use super::{CloseReason, UNAUTHENTICATED_LIMITS};
+use crate::blocking::slots::Wakeup;
+use crate::blocking::BlockedWait;
 use crate::introspection::clients::ClientHandle;
 use crate::introspection::pause;
 use crate::resp::{Frame, RequestLimits, RequestParser};
@@ -82,6 +85,10 @@ where
     };
     let reason = conn.serve().await;
     super::commands::pubsub::leave_all(shard, &mut conn.session);
+    if let Some(wait) = conn.session.blocked.take() {
+        // Killed, shut down or gone while blocked: no owner may serve it any more.
+        crate::blocking::abandon(shard, wait.id);
+    }
     drop(registration);
     conn.account_output();
     let Connection {
@@ -119,6 +126,10 @@ enum Wake {
     ConfigChanged,
     /// Pub/Sub deliveries wait in the connection's mailbox (or it overflowed).
     Pubsub,
+    /// The blocking command waited for was served, unblocked or timed out.
+    Unblocked(Wakeup),
+    /// The blocking command's timeout passed.
+    BlockTimeout,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
@@ -131,8 +142,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
         // Wakes the wait below when CONFIG SET changes `timeout`.
         let mut config_changed = shard.config_changed.listen();
         loop {
-            if let Err(reason) = self.execute_buffered().await {
-                return reason;
+            if self.session.blocked.is_none() {
+                if let Err(reason) = self.execute_buffered().await {
+                    return reason;
+                }
             }
             if self.session.pubsub.is_some() {
                 if let Err(reason) = self.deliver_pubsub() {
@@ -157,6 +170,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             }
             let mut sent = 0;
             let killed = &mut self.killed;
+            let blocked = &mut self.session.blocked;
             // Redis's `timeout`: idle clients are closed (0 = never; CONFIG SET changes it).
             let idle_limit = self.shard.runtime.borrow().timeout_seconds;
             let idle_deadline = (idle_limit > 0)
@@ -165,44 +179,52 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             let mailbox = self.session.pubsub.as_ref().map(|p| Rc::clone(&p.mailbox));
             let waits = futures_lite::future::or(
                 async {
-                    Wake::Stream(
-                        duplex::write_while_reading(
-                            &mut self.stream,
-                            &mut self.pipeline.out,
-                            &mut chunk,
-                            &mut sent,
-                        )
-                        .await,
-                    )
+                    match blocked {
+                        Some(wait) => wait_unblocked(wait).await,
+                        None => std::future::pending().await,
+                    }
                 },
                 futures_lite::future::or(
                     async {
-                        shutdown.as_mut().await;
-                        Wake::Shutdown
+                        Wake::Stream(
+                            duplex::write_while_reading(
+                                &mut self.stream,
+                                &mut self.pipeline.out,
+                                &mut chunk,
+                                &mut sent,
+                            )
+                            .await,
+                        )
                     },
                     futures_lite::future::or(
                         async {
-                            // A dropped sender (never: the registry outlives the loop) is no kill.
-                            match killed.await {
-                                Ok(()) => Wake::Killed,
-                                Err(_) => std::future::pending().await,
-                            }
+                            shutdown.as_mut().await;
+                            Wake::Shutdown
                         },
                         futures_lite::future::or(
                             async {
-                                match idle_deadline {
-                                    Some(at) => {
-                                        let left = at.saturating_duration_since(Instant::now());
-                                        glommio::timer::sleep(left).await;
-                                        Wake::Idle
-                                    }
-                                    None => std::future::pending().await,
+                                // A dropped sender (never: the registry outlives the loop) is no kill.
+                                match killed.await {
+                                    Ok(()) => Wake::Killed,
+                                    Err(_) => std::future::pending().await,
                                 }
                             },
-                            async {
-                                (&mut config_changed).await;
-                                Wake::ConfigChanged
-                            },
+                            futures_lite::future::or(
+                                async {
+                                    match idle_deadline {
+                                        Some(at) => {
+                                            let left = at.saturating_duration_since(Instant::now());
+                                            glommio::timer::sleep(left).await;
+                                            Wake::Idle
+                                        }
+                                        None => std::future::pending().await,
+                                    }
+                                },
+                                async {
+                                    (&mut config_changed).await;
+                                    Wake::ConfigChanged
+                                },
+                            ),
                         ),
                     ),
                 ),
@@ -227,8 +249,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                 Wake::Shutdown => return self.finish(CloseReason::Shutdown).await,
                 Wake::Killed => return self.finish(CloseReason::Killed).await,
                 Wake::Idle
-                    if self.session.last_interaction.elapsed()
-                        >= Duration::from_secs(idle_limit) =>
+                    if self.session.blocked.is_none()
+                        && self.session.last_interaction.elapsed()
+                            >= Duration::from_secs(idle_limit) =>
                 {
                     return CloseReason::IdleTimeout;
                 }
@@ -241,6 +264,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                     if let Err(reason) = self.deliver_pubsub().and_then(|()| self.check_output()) {
                         return reason;
                     }
+                    continue;
+                }
+                Wake::BlockTimeout => {
+                    if let Some(wait) = &mut self.session.blocked {
+                        wait.deadline = None;
+                        crate::blocking::end(shard, wait.id, None);
+                    }
+                    continue;
+                }
+                Wake::Unblocked(wakeup) => {
+                    self.unblocked(wakeup).await;
                     continue;
                 }
                 Wake::Stream(event) => event,
@@ -318,6 +352,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                     if let Flow::Close(reason) = flow {
                         return Err(self.finish(reason).await);
                     }
+                    if self.session.blocked.is_some() {
+                        // The requests after a blocking command wait for its reply.
+                        break;
+                    }
                 }
                 Ok(false) => {
                     self.args = args;
@@ -348,6 +386,36 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
         }
         self.pipeline.drain().await;
         self.check_output()
+    }
+
+    /// The blocking command waited for ended: its reply, or (a move whose destination another
+    /// shard owns) its turn to run the move itself, blocking again if the source was
+    /// emptied meanwhile.
+    async fn unblocked(&mut self, wakeup: Wakeup) {
+        let Some(wait) = self.session.blocked.take() else {
+            return;
+        };
+        let reply = match wakeup {
+            Wakeup::Reply(reply) => reply,
+            Wakeup::Handoff => {
+                let name = crate::cmd::table::lookup(&wait.args[0]).map_or("blmove", |s| s.name);
+                let deadline = Some(wait.deadline);
+                match blocking_cmd::start(self.shard, &self.session, name, wait.args, deadline)
+                    .await
+                {
+                    blocking_cmd::Start::Reply(reply) => reply,
+                    blocking_cmd::Start::Blocked(wait) => {
+                        self.session.blocked = Some(wait);
+                        return;
+                    }
+                }
+            }
+        };
+        if reply.is_error() {
+            self.shard.metrics.command_error("command");
+        }
+        self.pipeline.ready(self.session.protocol, reply);
+        self.sync_client();
     }
 
     /// Closes for `--client-output-buffer-limit` (`--client-output-buffer-limit-pubsub`
@@ -465,4 +533,28 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
             Err(()) => CloseReason::IoError,
         }
     }
+}
+
+/// Waits for a blocked connection's wake-up, or for its deadline.
+async fn wait_unblocked(wait: &mut BlockedWait) -> Wake {
+    let deadline = wait.deadline;
+    futures_lite::future::or(
+        async {
+            match (&mut wait.receiver).await {
+                Ok(wakeup) => Wake::Unblocked(wakeup),
+                // The slot went without a word (never: every end sends one).
+                Err(_) => Wake::Unblocked(Wakeup::Reply(Frame::Null)),
+            }
+        },
+        async {
+            match deadline {
+                Some(at) => {
+                    glommio::timer::sleep(at.saturating_duration_since(Instant::now())).await;
+                    Wake::BlockTimeout
+                }
+                None => std::future::pending().await,
+            }
+        },
+    )
+    .await
 }

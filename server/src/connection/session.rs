@@ -63,6 +63,9 @@ pub struct Session {
     /// Pub/Sub subscriptions and mailbox; `None` until the first SUBSCRIBE or PSUBSCRIBE
     /// (a connection that never subscribes pays nothing for Pub/Sub).
     pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
+    /// The wait of a blocking command (BLPOP …) in progress: the request loop runs no other
+    /// request meanwhile (flag `b` in CLIENT LIST).
+    pub blocked: Option<crate::blocking::BlockedWait>,
 }
 
 impl Session {
@@ -91,6 +94,7 @@ impl Session {
             txn_scope: None,
             no_evict: false,
             pubsub: None,
+            blocked: None,
         }
     }
 

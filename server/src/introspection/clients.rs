@@ -50,6 +50,8 @@ pub struct ClientState {
     pub sub: usize,
     /// Patterns subscribed (`psub`).
     pub psub: usize,
+    /// Waiting in a blocking command (flag `b`).
+    pub blocked: bool,
 }
 
 impl ClientState {
@@ -70,6 +72,7 @@ impl ClientState {
             no_evict: session.no_evict,
             sub: subscriptions(session).0,
             psub: subscriptions(session).1,
+            blocked: session.blocked.is_some(),
         }
     }
 }
@@ -131,6 +134,7 @@ impl ClientHandle {
         if session.pubsub.is_some() {
             (st.sub, st.psub) = subscriptions(session);
         }
+        st.blocked = session.blocked.is_some();
         if cmd.is_some() {
             st.cmd = cmd;
         }
@@ -209,6 +213,9 @@ pub fn format_line(f: &ClientIdentity, st: &ClientState) -> String {
     }
     if st.multi >= 0 {
         flags.push('x');
+    }
+    if st.blocked {
+        flags.push('b');
     }
     if st.no_evict {
         flags.push('e');

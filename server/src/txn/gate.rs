@@ -122,7 +122,11 @@ impl Shard {
         loop {
             let next = self.gate.parked.borrow_mut().pop_front();
             match next {
-                None => return,
+                None => {
+                    // Blocked clients whose keys the transaction made ready.
+                    crate::blocking::after_command(self);
+                    return;
+                }
                 Some(Parked::Job(job)) => job.run(self),
                 Some(Parked::Acquire { txn, granted }) => {
                     self.grant(txn, granted);

@@ -72,6 +72,7 @@ pub async fn client(
             Frame::error("ERR wrong number of arguments for 'client|pause' command")
         }
         b"PAUSE" => client_admin::pause(shard, &args[2..]).await,
+        b"UNBLOCK" => unblock(shard, args).await,
         b"UNPAUSE" => match arity(2, "unpause") {
             Some(err) => err,
             None => client_admin::unpause(shard).await,
@@ -110,6 +111,7 @@ pub async fn client(
                 "REPLY (ON|OFF|SKIP)",
                 "SETINFO <option> <value>",
                 "SETNAME <name>",
+                "UNBLOCK <clientid> [TIMEOUT|ERROR]",
                 "UNPAUSE",
             ]
             .iter()
@@ -142,4 +144,36 @@ fn validate_info_value(value: &[u8]) -> Result<(), Frame> {
             "ERR lib-name and lib-ver cannot contain spaces, newlines or special characters.",
         ))
     }
+}
+
+/// `CLIENT UNBLOCK id [TIMEOUT|ERROR]` (Redis 7.0 `clientCommand`): ends the wait of client
+/// `id`, blocked in BLPOP or another blocking command on any shard, with its timeout reply
+/// or the `UNBLOCKED` error → 1, or 0 when no such client is blocked.
+async fn unblock(shard: &Rc<Shard>, args: &[Bytes]) -> Frame {
+    if args.len() > 4 {
+        return Frame::error(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            String::from_utf8_lossy(&args[1])
+        ));
+    }
+    let error = match args.get(3) {
+        None => false,
+        Some(reason) if reason.eq_ignore_ascii_case(b"timeout") => false,
+        Some(reason) if reason.eq_ignore_ascii_case(b"error") => true,
+        Some(_) => return Frame::error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
+    };
+    let Some(id) = crate::resp::num::parse_i64(&args[2]) else {
+        return Frame::error("ERR value is not an integer or out of range");
+    };
+    let Ok(id) = u64::try_from(id) else {
+        return Frame::Integer(0);
+    };
+    let replies = shard
+        .run_on_all(|| {
+            Box::new(move |s: &Shard| {
+                Frame::Integer(i64::from(crate::blocking::unblock_client(s, id, error)))
+            })
+        })
+        .await;
+    Frame::Integer(i64::from(replies.contains(&Frame::Integer(1))))
 }

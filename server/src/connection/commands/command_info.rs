@@ -165,7 +165,8 @@ fn info_entry(spec: &CommandSpec) -> Frame {
         Frame::Integer(spec.key_step as i64),
         simple_set(spec.acl_categories),
         Frame::Set(Vec::new()),
-        key_specs(keys, key_flags(spec.name, spec.flags)),
+        list_key_specs(spec.name)
+            .unwrap_or_else(|| key_specs(keys, key_flags(spec.name, spec.flags))),
         Frame::Array(
             subcommands::of(spec.name)
                 .iter()
@@ -227,14 +228,78 @@ fn key_specs(keys: (i32, i32, i32), flags: &[&str]) -> Frame {
     ])])
 }
 
+/// Key specs of the list moves and multi-pops as Redis 7.0's command table has them: a
+/// source spec (`RW access delete`) and a destination spec (`RW insert`) for LMOVE,
+/// RPOPLPUSH, BLMOVE and BRPOPLPUSH; one `keynum` spec for LMPOP and BLMPOP.
+fn list_key_specs(name: &str) -> Option<Frame> {
+    let map = |pairs: Vec<(&str, Frame)>| {
+        Frame::Map(pairs.into_iter().map(|(k, v)| (bulk(k), v)).collect())
+    };
+    let begin = |index: i64| {
+        map(vec![
+            ("type", bulk("index")),
+            ("spec", map(vec![("index", Frame::Integer(index))])),
+        ])
+    };
+    let one = |flags: &[&str], index: i64| {
+        map(vec![
+            ("flags", simple_set(flags)),
+            ("begin_search", begin(index)),
+            (
+                "find_keys",
+                map(vec![
+                    ("type", bulk("range")),
+                    (
+                        "spec",
+                        map(vec![
+                            ("lastkey", Frame::Integer(0)),
+                            ("keystep", Frame::Integer(1)),
+                            ("limit", Frame::Integer(0)),
+                        ]),
+                    ),
+                ]),
+            ),
+        ])
+    };
+    let keynum = |index: i64| {
+        map(vec![
+            ("flags", simple_set(&["RW", "access", "delete"])),
+            ("begin_search", begin(index)),
+            (
+                "find_keys",
+                map(vec![
+                    ("type", bulk("keynum")),
+                    (
+                        "spec",
+                        map(vec![
+                            ("keynumidx", Frame::Integer(0)),
+                            ("firstkey", Frame::Integer(1)),
+                            ("keystep", Frame::Integer(1)),
+                        ]),
+                    ),
+                ]),
+            ),
+        ])
+    };
+    match name {
+        "lmove" | "rpoplpush" | "blmove" | "brpoplpush" => Some(Frame::Array(vec![
+            one(&["RW", "access", "delete"], 1),
+            one(&["RW", "insert"], 2),
+        ])),
+        "lmpop" => Some(Frame::Array(vec![keynum(1)])),
+        "blmpop" => Some(Frame::Array(vec![keynum(2)])),
+        _ => None,
+    }
+}
+
 /// Redis 7 key-spec flags of the commands served here (`OW`/`RW`/`RO`/`RM` plus the
 /// logical `access`/`update`/`insert`/`delete`), as COMMAND GETKEYSANDFLAGS reports them.
 fn key_flags(name: &str, flags: &[&str]) -> &'static [&'static str] {
     match name {
         "set" | "mset" | "setex" | "psetex" => &["OW", "update"],
         "del" | "unlink" => &["RM", "delete"],
-        "getdel" | "lpop" | "rpop" | "spop" | "smove" | "lmove" | "rpoplpush" | "lmpop"
-        | "zpopmin" | "zpopmax" => &["RW", "access", "delete"],
+        "getdel" | "lpop" | "rpop" | "spop" | "blpop" | "brpop" | "smove" | "lmove"
+        | "rpoplpush" | "lmpop" | "zpopmin" | "zpopmax" => &["RW", "access", "delete"],
         "zrem" | "zremrangebyscore" | "zremrangebyrank" | "zremrangebylex" => &["RW", "delete"],
         "bitop" | "sunionstore" | "sdiffstore" => &["OW", "update"],
         "sinterstore" => &["RW", "update"],
@@ -411,5 +476,24 @@ mod tests {
             command(&args("COMMAND LIST bad")),
             Frame::error("ERR syntax error")
         );
+    }
+
+    #[test]
+    fn moves_have_a_source_and_a_destination_key_spec_and_mpops_a_keynum_one() {
+        let Some(Frame::Array(specs)) = list_key_specs("blmove") else {
+            panic!("no key specs for blmove");
+        };
+        assert_eq!(specs.len(), 2);
+        let Some(Frame::Array(specs)) = list_key_specs("blmpop") else {
+            panic!("no key specs for blmpop");
+        };
+        let Frame::Map(pairs) = &specs[0] else {
+            panic!("{specs:?}");
+        };
+        let begin = format!("{:?}", pairs[1]);
+        assert!(begin.contains("Integer(2)"), "{begin}");
+        let find = format!("{:?}", pairs[2]);
+        assert!(find.contains("keynum"), "{find}");
+        assert!(list_key_specs("blpop").is_none());
     }
 }

@@ -175,11 +175,12 @@ fn clients(text: &mut String, shard: &Shard, f: &Figures) {
         text,
         "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\n\
          client_recent_max_input_buffer:{}\r\nclient_recent_max_output_buffer:{}\r\n\
-         blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
+         blocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
         f.total.connected_clients,
         shard.shared.clients.max(),
         f.total.max_query_buffer,
         f.total.max_output_buffer,
+        f.total.blocked_clients,
     );
 }
 

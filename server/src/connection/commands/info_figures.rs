@@ -59,7 +59,7 @@ shard_figures!(
         ops_per_sec_milli, input_kbps_milli, output_kbps_milli,
         // CPU time of the shards' threads, µs (INFO `used_cpu_*_main_thread`).
         thread_cpu_sys_us, thread_cpu_user_us,
-        error_replies, evicted_keys,
+        error_replies, evicted_keys, blocked_clients,
     ],
     largest: [
         // Seconds the rewrite in progress has run, -1 when none.
@@ -120,6 +120,7 @@ fn own_figures(s: &Shard) -> ShardFigures {
         thread_cpu_user_us: thread.user.as_micros() as i64,
         error_replies: info.calls.error_replies() as i64,
         evicted_keys: info.evicted_keys.get() as i64,
+        blocked_clients: s.blocking.blocked_clients() as i64,
         rewrite_running_s: aof.map_or(-1, |a| {
             a.rewrite
                 .started

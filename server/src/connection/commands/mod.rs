@@ -3,6 +3,7 @@
 
 mod admin;
 mod auth;
+pub mod blocking;
 mod client;
 mod client_admin;
 mod command_info;
@@ -98,6 +99,15 @@ pub async fn execute(
             return Flow::Continue;
         }
         "pubsub" => pubsub::pubsub(shard, &args).await,
+        name if blocking::serves(name) => {
+            match blocking::start(shard, session, name, args, None).await {
+                blocking::Start::Reply(reply) => reply,
+                blocking::Start::Blocked(wait) => {
+                    session.blocked = Some(wait);
+                    return Flow::Continue;
+                }
+            }
+        }
         name if composed::serves(name) => {
             composed::execute(shard, session.db, session.txn_scope, name, args).await
         }

@@ -65,6 +65,7 @@ static CLIENT: &[SubcommandSpec] = &[
     s("reply", 3, &["noscript", "loading", "stale"], SLOW_CONN),
     s("setinfo", 4, &["noscript", "loading", "stale"], SLOW_CONN),
     s("setname", 3, &["noscript", "loading", "stale"], SLOW_CONN),
+    s("unblock", -3, ADMIN, ADMIN_CONN),
     s("unpause", 2, ADMIN, ADMIN_CONN),
 ];
 
