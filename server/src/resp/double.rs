@@ -18,6 +18,14 @@ pub fn format_double(v: f64, out: &mut String) {
         out.push_str(if v.is_sign_negative() { "-0" } else { "0" });
         return;
     }
+    // An integer below 2^52 prints as its digits under `%.17g`; Redis's `d2string` takes the
+    // same shortcut. `{:.16e}` below costs ~1 µs (exact-digit formatting): a quarter of a
+    // `ZRANGE … WITHSCORES` of ten integer scores.
+    if v.fract() == 0.0 && v.abs() < 4_503_599_627_370_496.0 {
+        let mut digits = itoa::Buffer::new();
+        out.push_str(digits.format(v as i64));
+        return;
+    }
     // `{:.16e}` is correctly rounded to 17 significant digits, as glibc's printf: "d.ddd…e<exp>".
     let sci = format!("{:.16e}", v.abs());
     let (mantissa, exp) = match sci.split_once('e') {
@@ -93,6 +101,10 @@ mod tests {
         assert_eq!(f(1e17), "1e+17");
         assert_eq!(f(0.0001), "0.0001");
         assert_eq!(f(123456.0), "123456");
+        assert_eq!(f(-7.0), "-7");
+        assert_eq!(f(4_503_599_627_370_495.0), "4503599627370495");
+        assert_eq!(f(4_503_599_627_370_496.0), "4503599627370496");
+        assert_eq!(f(-4_503_599_627_370_497.0), "-4503599627370497");
         assert_eq!(f(-0.5), "-0.5");
         assert_eq!(f(f64::INFINITY), "inf");
         assert_eq!(f(f64::NEG_INFINITY), "-inf");
