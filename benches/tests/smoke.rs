@@ -1,8 +1,8 @@
 //! Runs `shardline-bench --smoke` against the freshly built `shardline` binary so the harness
 //! cannot rot: the Markdown, JSON and SVG outputs must exist and the JSON must hold a headline
 //! row per hash mode with a positive connection rate, a durability row per append-only log
-//! setting and pipeline depth with a positive request rate, and a restart row that got every
-//! key back.
+//! setting and pipeline depth with a positive request rate, a restart row that got every
+//! key back, and types rows (ZADD, ZRANGE, PUBLISH fan-out) whose subscribers got every message.
 //!
 //! The binary is `$SHARDLINE_BIN`, else `target/debug/shardline` of this workspace (build it
 //! first: `cargo build -p shardline`; `./test.sh` does). Needs redis-benchmark (redis-tools)
@@ -155,6 +155,40 @@ fn smoke_run_writes_tables_json_and_chart() {
             .as_f64()
             .unwrap_or(0.0)
             > 0.0
+    );
+    let types = json["types"].as_array().expect("types rows");
+    for workload in ["ZADD", "ZRANGE 0 9 WITHSCORES", "PUBLISH fan-out"] {
+        let row = types
+            .iter()
+            .find(|r| r["server"] == "shardline" && r["workload"] == workload)
+            .unwrap_or_else(|| panic!("no shardline types row for {workload}"));
+        let rate = row["req_per_s"]["median"].as_f64().unwrap_or(0.0);
+        assert!(rate > 0.0, "{workload}: req/s is {rate}");
+        let cpu = row["cpu_us_per_op"]["median"].as_f64().unwrap_or(0.0);
+        assert!(cpu > 0.0, "{workload}: server CPU per operation is {cpu}");
+    }
+    let fan_out = types
+        .iter()
+        .find(|r| r["server"] == "shardline" && r["workload"] == "PUBLISH fan-out")
+        .expect("fan-out row");
+    let run = &fan_out["runs"][0];
+    let (delivered, expected) = (
+        run["delivered"].as_u64().unwrap_or(0),
+        run["expected_deliveries"].as_u64().unwrap_or(0),
+    );
+    // Every subscriber got every PUBLISH of the run (redis-benchmark may send up to -c × -P
+    // more than -n).
+    assert_eq!(run["subscribers"].as_u64(), Some(8));
+    assert!(
+        expected > 0 && delivered >= expected && delivered % 8 == 0,
+        "fan-out delivered {delivered} of {expected}"
+    );
+    assert!(
+        fan_out["deliveries_per_s"]["median"]
+            .as_f64()
+            .unwrap_or(0.0)
+            > 0.0,
+        "no deliveries/s: {fan_out}"
     );
     assert!(
         json["goals"].as_array().is_some_and(|g| g.len() >= 5),

@@ -32,7 +32,7 @@ struct Cli {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "headline,reconnect,rpc,scrape,durability,restart"
+        default_value = "headline,reconnect,rpc,scrape,durability,restart,types"
     )]
     tables: Vec<Table>,
     /// Keys in the log of the restart table (default 1000000, or 10000 with --smoke).

@@ -64,6 +64,7 @@ fn workload(session: &Session, pipeline: u32) -> Workload {
         pipeline,
         keyspace: Some(plan.rpc_keyspace),
         data_size: plan.rpc_value_bytes,
+        command: Vec::new(),
     }
 }
 

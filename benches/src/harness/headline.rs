@@ -34,6 +34,7 @@ pub fn storm_workload(clients: u32) -> Workload {
         pipeline: 1,
         keyspace: None,
         data_size: 3,
+        command: Vec::new(),
     }
 }
 

@@ -167,6 +167,39 @@ pub fn render(r: &Results) -> String {
         }
     }
 
+    if !r.types.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n### Sorted sets and Pub/Sub fan-out (redis-benchmark `--tls -c {} -P {}`, persistent connections; PUBLISH: `-c {}`, {} subscribers)\n",
+            p.rpc_clients,
+            p.rpc_pipeline,
+            super::types::PUBLISH_CLIENTS,
+            super::types::SUBSCRIBERS
+        );
+        out.push_str(
+            "| server | workload | requests/s | deliveries/s | server CPU µs per request (per delivery for PUBLISH) | shardline ÷ redis-server (req/s) | client CPU |\n\
+             |---|---|---|---|---|---|---|\n",
+        );
+        for row in &r.types {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                row.server,
+                row.workload,
+                cell(&row.req_per_s),
+                row.deliveries_per_s
+                    .as_ref()
+                    .map(cell)
+                    .unwrap_or_else(|| "–".into()),
+                cell(&row.cpu_us_per_op),
+                row.ratio_to_redis
+                    .map(|x| format!("{x:.2}×"))
+                    .unwrap_or_else(|| "–".into()),
+                cell(&row.client_cpu_util),
+            );
+        }
+    }
+
     if !r.scrape.is_empty() {
         let _ = writeln!(
             out,

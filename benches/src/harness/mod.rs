@@ -5,7 +5,7 @@
 //! One concern per module: processes ([`process`]), certificates ([`certs`]), each server
 //! ([`shardline`], [`redis`], [`server`]), each client ([`redis_benchmark`],
 //! [`load_client`]), each measurement source ([`prom`], [`procstat`]), each table
-//! ([`headline`], [`reconnect`], [`rpc`], [`scrape`], [`durability`], [`restart`]), and each
+//! ([`headline`], [`reconnect`], [`rpc`], [`scrape`], [`durability`], [`restart`], [`types`]), and each
 //! output ([`markdown`], [`chart`], JSON via serde in [`results`]).
 
 pub mod certs;
@@ -31,6 +31,7 @@ pub mod scrape;
 pub mod server;
 pub mod session;
 pub mod shardline;
+pub mod types;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -97,6 +98,11 @@ fn disturbance_note(r: &Results) -> Option<String> {
         )
         .chain(
             r.durability
+                .iter()
+                .flat_map(|r| r.runs.iter().map(|x| x.others_on_server_cpus)),
+        )
+        .chain(
+            r.types
                 .iter()
                 .flat_map(|r| r.runs.iter().map(|x| x.others_on_server_cpus)),
         )
@@ -209,6 +215,12 @@ pub fn run(
         &format!("restart: replay of a log of {} keys", plan.restart_keys),
         || restart::run(&session, &mut notes),
     );
+    let types = table(
+        &session,
+        Table::Types,
+        "types: ZADD, ZRANGE and PUBLISH fan-out, shardline vs redis-server",
+        || types::run(&session, &mut notes),
+    );
     let goals = goals::evaluate(
         &headline,
         &reconnect,
@@ -230,6 +242,7 @@ pub fn run(
         scrape,
         durability,
         restart,
+        types,
         goals,
         notes,
     };

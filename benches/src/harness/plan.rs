@@ -103,17 +103,21 @@ pub enum Table {
     Durability,
     /// Start-up replay time of a log of `restart_keys` keys.
     Restart,
+    /// Sorted sets (ZADD, ZRANGE) and Pub/Sub fan-out (PUBLISH to subscribers), shardline and
+    /// redis-server.
+    Types,
 }
 
 impl Table {
     /// Every table, in the order they run.
-    pub const ALL: [Table; 6] = [
+    pub const ALL: [Table; 7] = [
         Table::Headline,
         Table::Reconnect,
         Table::Rpc,
         Table::Scrape,
         Table::Durability,
         Table::Restart,
+        Table::Types,
     ];
 }
 

@@ -35,6 +35,9 @@ pub struct Workload {
     pub keyspace: Option<u64>,
     /// `-d` value size, bytes.
     pub data_size: u32,
+    /// A custom command sent instead of the `-t` test when not empty (redis-benchmark takes
+    /// it after the options, e.g. `ZRANGE key 0 9 WITHSCORES`); `test` is then only a label.
+    pub command: Vec<String>,
 }
 
 /// One CSV row of redis-benchmark plus what the harness measured around it.
@@ -109,9 +112,11 @@ impl RedisBenchmark {
         if let Some(ca) = &endpoint.tls_ca {
             cmd.arg("--tls").arg("--cacert").arg(ca);
         }
-        cmd.args(["--user", &endpoint.user, "-a", &endpoint.password])
-            .args(["-t", &work.test])
-            .args(["-c", &work.clients.to_string()])
+        cmd.args(["--user", &endpoint.user, "-a", &endpoint.password]);
+        if work.command.is_empty() {
+            cmd.args(["-t", &work.test]);
+        }
+        cmd.args(["-c", &work.clients.to_string()])
             .args(["-n", &work.requests.to_string()])
             .args(["-k", if work.keepalive { "1" } else { "0" }])
             .args(["-P", &work.pipeline.to_string()])
@@ -120,6 +125,7 @@ impl RedisBenchmark {
         if let Some(r) = work.keyspace {
             cmd.args(["-r", &r.to_string()]);
         }
+        cmd.args(&work.command);
         let done = run_to_completion("redis-benchmark", cmd, timeout)?;
         let fail = |detail: String| HarnessError::Process {
             what: "redis-benchmark".into(),

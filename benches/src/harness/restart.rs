@@ -33,7 +33,7 @@ const START_LIMIT: Duration = Duration::from_secs(300);
 /// Pause between two readiness polls.
 const POLL: Duration = Duration::from_millis(2);
 
-fn load_err(what: &str) -> impl Fn(LoadError) -> HarnessError + '_ {
+pub(super) fn load_err(what: &str) -> impl Fn(LoadError) -> HarnessError + '_ {
     move |e| HarnessError::Process {
         what: what.to_owned(),
         detail: e.to_string(),
@@ -41,7 +41,7 @@ fn load_err(what: &str) -> impl Fn(LoadError) -> HarnessError + '_ {
 }
 
 /// A connector to `ep` (TLS with its CA, the benchmark user) with `io_timeout` per operation.
-fn connector(ep: &Endpoint, io_timeout: Duration) -> Result<Connector, HarnessError> {
+pub(super) fn connector(ep: &Endpoint, io_timeout: Duration) -> Result<Connector, HarnessError> {
     Connector::new(Target {
         addr: SocketAddr::from((Ipv4Addr::LOCALHOST, ep.port)),
         tls: ep.tls_ca.clone().map(|ca_file| TlsTarget {

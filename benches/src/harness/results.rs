@@ -39,6 +39,9 @@ pub struct Results {
     /// Start-up replay time of a log of `plan.restart_keys` keys.
     #[serde(default)]
     pub restart: Vec<RestartRow>,
+    /// Sorted sets (ZADD, ZRANGE) and Pub/Sub fan-out, shardline and redis-server (issue 14).
+    #[serde(default)]
+    pub types: Vec<TypesRow>,
     /// Each goal of issue 5 with its measured value.
     pub goals: Vec<Goal>,
     /// Parts that could not run and why.
@@ -199,6 +202,47 @@ pub struct RpcRun {
     pub others_on_server_cpus: Option<f64>,
     /// TCP segments retransmitted on the machine meanwhile.
     pub tcp_retransmits: Option<u64>,
+}
+
+/// One run of a types-table workload.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TypesRun {
+    /// The redis-benchmark result (`test` is the row's workload label).
+    pub bench: BenchResult,
+    /// Server CPU and context switches over it (for the fan-out, until the subscribers had
+    /// every message).
+    pub server_cpu: CpuDelta,
+    /// Cores that other processes used on the server's CPUs meanwhile (disturbance).
+    pub others_on_server_cpus: Option<f64>,
+    /// Subscribers of the fan-out; `None` for the other workloads.
+    pub subscribers: Option<u32>,
+    /// Messages the subscribers received during the measured run (all subscribers).
+    pub delivered: Option<u64>,
+    /// PUBLISH requests × subscribers.
+    pub expected_deliveries: Option<u64>,
+    /// Seconds from the start of the publishers to the last message received.
+    pub delivery_s: Option<f64>,
+}
+
+/// One row of the types table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TypesRow {
+    /// Which server.
+    pub server: String,
+    /// `ZADD`, `ZRANGE 0 9 WITHSCORES` or `PUBLISH fan-out`.
+    pub workload: String,
+    /// Requests (PUBLISH calls for the fan-out) per second, redis-benchmark's.
+    pub req_per_s: Summary,
+    /// Messages delivered to subscribers per second (fan-out only).
+    pub deliveries_per_s: Option<Summary>,
+    /// Server user + system CPU per request, or per delivered message for the fan-out, µs.
+    pub cpu_us_per_op: Summary,
+    /// redis-benchmark CPU per wall second.
+    pub client_cpu_util: Summary,
+    /// shardline's median req/s ÷ redis-server's (shardline rows with a redis-server row).
+    pub ratio_to_redis: Option<f64>,
+    /// Every run.
+    pub runs: Vec<TypesRun>,
 }
 
 /// One row of the RPC table.

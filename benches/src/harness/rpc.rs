@@ -29,6 +29,7 @@ pub fn workload(session: &Session, test: &str) -> Workload {
         pipeline: plan.rpc_pipeline,
         keyspace: Some(plan.rpc_keyspace),
         data_size: plan.rpc_value_bytes,
+        command: Vec::new(),
     }
 }
 

@@ -251,4 +251,22 @@ impl Conn {
         }
         Ok((out, first.unwrap_or_else(Instant::now)))
     }
+
+    /// Writes `request` (one or more encoded commands) without reading anything.
+    ///
+    /// # Errors
+    /// The I/O error of the write.
+    pub fn send(&mut self, request: &[u8]) -> io::Result<()> {
+        let stream = self.io.get_mut();
+        stream.write_all(request)?;
+        stream.flush()
+    }
+
+    /// Reads one reply (or a message pushed by the server, e.g. to a subscriber).
+    ///
+    /// # Errors
+    /// As [`resp::read_reply`]: I/O errors (time-outs included) and malformed replies.
+    pub fn read_reply(&mut self) -> io::Result<Reply> {
+        resp::read_reply(&mut self.io)
+    }
 }
