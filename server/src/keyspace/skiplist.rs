@@ -20,6 +20,7 @@
 
 use bytes::Bytes;
 use rand::Rng;
+use smallvec::{smallvec, SmallVec};
 
 /// Maximum node height (Redis `ZSKIPLIST_MAXLEVEL`).
 pub const MAX_LEVEL: usize = 32;
@@ -41,7 +42,10 @@ struct Node {
     member: Bytes,
     score: f64,
     backward: usize,
-    levels: Vec<Level>,
+    /// Inline up to two levels (94 % of nodes at p = 1/4): a visit then touches one cache line
+    /// instead of following a pointer to a separate allocation, as Redis's node keeps its
+    /// levels in its own allocation.
+    levels: SmallVec<[Level; 2]>,
 }
 
 /// An ordered multiset of (score, member) pairs with rank queries; see the module doc. The
@@ -82,7 +86,7 @@ impl SkipList {
             member: Bytes::new(),
             score: 0.0,
             backward: NIL,
-            levels: vec![
+            levels: smallvec![
                 Level {
                     forward: NIL,
                     span: 0
@@ -167,7 +171,7 @@ impl SkipList {
             member,
             score,
             backward: if update[0] == HEAD { NIL } else { update[0] },
-            levels: vec![
+            levels: smallvec![
                 Level {
                     forward: NIL,
                     span: 0
@@ -250,7 +254,7 @@ impl SkipList {
         self.len -= 1;
         let node = &mut self.nodes[x];
         node.member = Bytes::new();
-        node.levels = Vec::new();
+        node.levels = SmallVec::new();
         self.free.push(x);
         true
     }
