@@ -12,16 +12,23 @@
 //!   (or `DEL dst` for an empty result), logged as that command, so the append-only log
 //!   replays it;
 //! - ZMPOP runs `ZMPOP 1 key ...` on each key's owner in order until one pops (or errors):
-//!   each such step is a plain keyspace command, logged as itself.
+//!   each such step is a plain keyspace command, logged as itself (and publishing its own
+//!   `zpopmin`/`zpopmax` and `del` events, Redis's).
+//!
+//! The write steps run quietly; once a store succeeded, Redis's events (`new` when the
+//! destination was created, then `zunionstore`/`zinterstore`/`zdiffstore`/`zrangestore`; or
+//! `del` when an existing destination was deleted) are published with
+//! [`notify::publish::composed`].
 
 use std::rc::Rc;
 
 use bytes::Bytes;
 
-use super::cross_shard::{delete_key, put_entry, read_entry};
-use crate::cmd::zset_multi::{compute, keys_of, kind_of, sources_of, Kind, Outcome};
+use super::cross_shard::{count_existing, delete_key, put_entry, read_entry};
+use crate::cmd::zset_multi::{compute, keys_of, kind_of, sources_of, store_event, Kind, Outcome};
 use crate::forward::TxnId;
 use crate::keyspace::Value;
+use crate::notify::{self, flags};
 use crate::resp::Frame;
 use crate::shard::Shard;
 use crate::txn;
@@ -147,27 +154,45 @@ async fn composed(
                     Box::new(move |s: &Shard| delete_key(s, db, &dst)),
                 )
                 .await;
-            if deleted.is_error() {
-                deleted
-            } else {
-                Frame::Integer(0)
+            match deleted {
+                Frame::Integer(1) => {
+                    notify::publish::composed(
+                        shard,
+                        &[(db, flags::GENERIC, "del", args[1].clone())],
+                    );
+                    Frame::Integer(0)
+                }
+                Frame::Integer(_) => Frame::Integer(0),
+                err => err,
             }
         }
         Outcome::Store(zset) => {
             let n = zset.len() as i64;
             let payload = Bytes::from(crate::rdb::dump(&Value::ZSet(zset)));
+            // Whether the destination existed (its `new` event), then the write.
             let put = shard
                 .run_on_in(
                     owner,
                     txn,
-                    Box::new(move |s: &Shard| put_entry(s, db, &dst, &payload, 0, true)),
+                    Box::new(move |s: &Shard| {
+                        let existed = count_existing(s, db, vec![dst.clone()]);
+                        match put_entry(s, db, &dst, &payload, 0, true) {
+                            Frame::Error(e) => Frame::Error(e),
+                            _ => existed,
+                        }
+                    }),
                 )
                 .await;
-            if put.is_error() {
-                put
-            } else {
-                Frame::Integer(n)
+            let dst = args[1].clone();
+            let stored = (db, flags::ZSET, store_event(name), dst.clone());
+            match put {
+                Frame::Integer(0) => {
+                    notify::publish::composed(shard, &[(db, flags::NEW, "new", dst), stored]);
+                }
+                Frame::Integer(_) => notify::publish::composed(shard, &[stored]),
+                err => return err,
             }
+            Frame::Integer(n)
         }
     }
 }
