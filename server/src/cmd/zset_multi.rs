@@ -2,11 +2,11 @@
 //! ZDIFFSTORE ZINTERCARD ZRANGESTORE ZMPOP (Redis 7.0 `t_zset.c`
 //! `zunionInterDiffGenericCommand`, `zrangestoreCommand`, `zmpopGenericCommand`).
 //!
-//! Each command is split into what the connection's cross-shard composition also needs:
-//! [`keys_of`] (every key the command names, for routing), parsing, and [`compute`], a pure
-//! function of the source values (read wherever they live) returning the reply or the sorted
-//! set to store. The handlers here run the whole command on one shard's [`Db`] when all its
-//! keys live there (and on AOF replay).
+//! [`keys_of`] gives every key the command names (routing, and the cross-shard composition
+//! `connection::commands::composed`, which runs these very handlers on a scratch keyspace
+//! holding copies of the keys when they live on several shards); [`compute`] is the
+//! command as a function of the source values, returning the reply or the sorted set to
+//! store. The handlers run the whole command on one [`Db`] holding every key.
 
 use std::collections::HashMap;
 
@@ -122,7 +122,7 @@ pub fn keys_of(kind: Kind, name: &str, args: &[Bytes]) -> Result<Vec<Bytes>, Fra
 }
 
 /// The source keys `compute` needs the values of (all keys but a destination).
-pub fn sources_of(kind: Kind, keys: &[Bytes]) -> &[Bytes] {
+fn sources_of(kind: Kind, keys: &[Bytes]) -> &[Bytes] {
     match kind {
         Kind::SetOp { store: true, .. } | Kind::RangeStore => &keys[1..],
         _ => keys,
@@ -131,7 +131,7 @@ pub fn sources_of(kind: Kind, keys: &[Bytes]) -> &[Bytes] {
 
 /// What a computed command does.
 #[derive(Debug, PartialEq)]
-pub enum Outcome {
+enum Outcome {
     /// Reply with this, write nothing.
     Reply(Frame),
     /// Store this sorted set under the destination (`args[1]`), deleting it when empty, and
@@ -368,7 +368,7 @@ fn set_op(
 /// ([`sources_of`], in order; `None` = missing). ZMPOP is not computed here (it pops: see
 /// [`zmpop`]). Errors: the argument errors in Redis's order (WRONGTYPE for a source that is
 /// neither a sorted set nor, for the set operations, a set, before the options are parsed).
-pub fn compute(
+fn compute(
     kind: Kind,
     name: &str,
     args: &[Bytes],
@@ -457,7 +457,7 @@ pub fn zmpop(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
 /// `dst`: stores (events `new` when created, then `name`) or deletes (`del` when it existed),
 /// as Redis 7.0.15's `zunionInterDiffGenericCommand` and `zrangeResultFinalizeStore`, and
 /// returns the reply.
-pub fn apply(db: &mut Db, name: &str, dst: &[u8], outcome: Outcome, now: u64) -> Frame {
+fn apply(db: &mut Db, name: &str, dst: &[u8], outcome: Outcome, now: u64) -> Frame {
     match outcome {
         Outcome::Reply(frame) => frame,
         Outcome::Store(zset) if zset.is_empty() => {
@@ -476,7 +476,7 @@ pub fn apply(db: &mut Db, name: &str, dst: &[u8], outcome: Outcome, now: u64) ->
 }
 
 /// The event of a store form `name` (lowercase) of a multi-key sorted set command.
-pub fn store_event(name: &str) -> &'static str {
+fn store_event(name: &str) -> &'static str {
     match name {
         "zunionstore" => "zunionstore",
         "zinterstore" => "zinterstore",

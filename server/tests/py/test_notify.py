@@ -164,8 +164,9 @@ def test_cross_shard_rename_and_multi_exec_in_redis_order(setup):
 
 
 def test_cross_shard_store_and_move_events_in_redis_order(setup):
-    """SUNIONSTORE, ZUNIONSTORE, LMOVE and SMOVE with keys on both shards publish Redis
-    7.0.15's events once, after the composition: no `restore` or `del` of its write steps."""
+    """SUNIONSTORE, ZUNIONSTORE, ZMPOP, LMOVE and SMOVE with keys on both shards publish
+    Redis 7.0.15's events once, after the composition: no `restore` or `del` of its write
+    steps."""
     sub, c0, c1 = setup
     s1, s2, sdst = key_on(1, "s1_"), key_on(0, "s2_"), key_on(0, "sdst")
     z1, z2, zdst = key_on(0, "z1_"), key_on(1, "z2_"), key_on(1, "zdst")
@@ -187,6 +188,8 @@ def test_cross_shard_store_and_move_events_in_redis_order(setup):
     assert c0.call("ZINTERSTORE", zdst, "2", z1, z2) == 0
     expect(sub, *both(0, zdst, "del"))
     assert c0.call("ZINTERSTORE", zdst, "2", z1, z2) == 0
+    assert c0.call("ZMPOP", "2", key_on(0, "zmiss"), z2, "MIN")[0] == z2
+    expect(sub, *both(0, z2, "zpopmin"), *both(0, z2, "del"))
     assert c0.call("LMOVE", lsrc, ldst, "RIGHT", "LEFT") == "x"
     expect(
         sub,

@@ -1,5 +1,7 @@
 //! Set algebra (SINTER SUNION SDIFF, their STORE forms, SINTERCARD, SMOVE), list moves
-//! (LMOVE RPOPLPUSH LMPOP) and BITOP, whose keys may live on different shards.
+//! (LMOVE RPOPLPUSH LMPOP), BITOP and the multi-key sorted set commands (ZUNION ZINTER ZDIFF,
+//! their STORE forms, ZINTERCARD, ZRANGESTORE, ZMPOP), whose keys may live on different
+//! shards.
 //!
 //! When every key has one owner shard the command runs there as one job, as any keyspace
 //! command, and is logged as itself. Otherwise, inside one transaction over the owner
@@ -9,8 +11,8 @@
 //!    ([`cross_shard::read_entry`], one hop per owner shard, read only);
 //! 2. the values are restored into a scratch keyspace on this connection, and the very
 //!    command runs there (`crate::cmd::execute`): replies, errors (WRONGTYPE, syntax, …) and
-//!    results are those of the one-shard command, which Redis 7.0's `t_set.c`, `t_list.c` and
-//!    `bitops.c` define;
+//!    results are those of the one-shard command, which Redis 7.0's `t_set.c`, `t_list.c`,
+//!    `t_zset.c` and `bitops.c` define;
 //! 3. each key the command wrote is written back on its owner shard as a plain keyspace
 //!    command, logged there as such: `RESTORE key deadline payload ABSTTL REPLACE` with the
 //!    scratch value's DUMP payload, or `DEL key` when the command deleted it
@@ -37,7 +39,7 @@ use std::rc::Rc;
 use bytes::Bytes;
 
 use super::composed_keys::{keys_of, written_keys};
-use super::cross_shard::{delete_key, put_entry, read_entry_dropping};
+use super::cross_shard::{delete_key, entry_parts, put_entry, read_entry_dropping};
 use crate::forward::TxnId;
 use crate::keyspace::{Db, KeyEvent, Value};
 use crate::notify::{self, flags};
@@ -47,21 +49,22 @@ use crate::txn;
 
 /// Whether `name` (lowercase) is served here.
 pub fn serves(name: &str) -> bool {
-    matches!(
-        name,
-        "bitop"
-            | "sinter"
-            | "sunion"
-            | "sdiff"
-            | "sinterstore"
-            | "sunionstore"
-            | "sdiffstore"
-            | "sintercard"
-            | "smove"
-            | "lmove"
-            | "rpoplpush"
-            | "lmpop"
-    )
+    crate::cmd::zset_multi::kind_of(name).is_some()
+        || matches!(
+            name,
+            "bitop"
+                | "sinter"
+                | "sunion"
+                | "sdiff"
+                | "sinterstore"
+                | "sunionstore"
+                | "sdiffstore"
+                | "sintercard"
+                | "smove"
+                | "lmove"
+                | "rpoplpush"
+                | "lmpop"
+        )
 }
 
 /// Runs `name` (a name [`serves`]; arity checked) with `args` on database `db`, inside the
@@ -128,17 +131,7 @@ async fn read_all(
             return Err(reply);
         };
         for (key, reply) in owned.into_iter().zip(replies) {
-            let entry = match reply {
-                Frame::Array(parts) => match parts.as_slice() {
-                    [Frame::Bulk(payload), Frame::Integer(deadline)] => {
-                        Some((payload.clone(), *deadline))
-                    }
-                    _ => return Err(Frame::error("ERR internal error reading a source key")),
-                },
-                Frame::Null => None,
-                err => return Err(err),
-            };
-            entries.push((key, entry));
+            entries.push((key, entry_parts(reply)?));
         }
     }
     Ok(entries)

@@ -296,7 +296,7 @@ pub fn read_string(s: &Shard, db: usize, key: &Bytes) -> Frame {
 
 /// The payload and deadline in a [`read_entry`] reply; `Ok(None)` for a missing key, `Err`
 /// for an error reply.
-fn entry_parts(reply: Frame) -> Result<Option<(Bytes, i64)>, Frame> {
+pub fn entry_parts(reply: Frame) -> Result<Option<(Bytes, i64)>, Frame> {
     match reply {
         Frame::Array(parts) => match parts.as_slice() {
             [Frame::Bulk(payload), Frame::Integer(deadline)] => {

@@ -19,7 +19,6 @@ pub mod pubsub;
 mod scripting;
 mod slowlog;
 mod subcommands;
-mod zset_multi;
 
 use std::rc::Rc;
 
@@ -100,9 +99,6 @@ pub async fn execute(
         "pubsub" => pubsub::pubsub(shard, &args).await,
         name if composed::serves(name) => {
             composed::execute(shard, session.db, session.txn_scope, name, args).await
-        }
-        name if zset_multi::serves(name) => {
-            zset_multi::execute(shard, session.db, session.txn_scope, name, args).await
         }
         "function" => scripting::function(&args),
         "script" => scripting::script(&args),
