@@ -6,6 +6,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::reply::{int_arg, is_opt, syntax_error, wrong_type};
 use crate::keyspace::{Db, Value};
+use crate::notify::flags;
 use crate::resp::Frame;
 
 /// Redis `getBitfieldTypeFromArgument` failure text.
@@ -241,14 +242,28 @@ fn generic(db: &mut Db, args: &[Bytes], now: u64, read_only: bool) -> Frame {
         None => None,
     };
     let mut buf = BytesMut::from(old.as_deref().unwrap_or_default());
+    // Created or grown: every SET/INCRBY done counts as a change (Redis's `dirty`).
+    let grown = old.as_ref().is_none_or(|o| o.len() < needed);
     if buf.len() < needed {
         buf.resize(needed, 0);
     }
-    let replies = ops.iter().map(|o| apply(&mut buf, o)).collect();
+    let mut changes = false;
+    let mut replies = Vec::with_capacity(ops.len());
+    for op in &ops {
+        let before = read(&buf, op);
+        let reply = apply(&mut buf, op);
+        // A SET or INCRBY done (not failed by OVERFLOW FAIL) that changed the field.
+        changes |= op.op != Op::Get && reply != Frame::Null && (grown || read(&buf, op) != before);
+        replies.push(reply);
+    }
     // Only a created, grown or changed string is written (and counted, and logged), as
     // Redis 7.0.15 counts changes.
     if old.as_deref() != Some(&buf[..]) {
         db.set(&args[1], Value::Str(buf.freeze()), true, now);
+    }
+    // Redis 7.0.15's `setbit` event of a BITFIELD that changed something.
+    if changes {
+        db.notify(flags::STRING, "setbit", &args[1]);
     }
     Frame::Array(replies)
 }

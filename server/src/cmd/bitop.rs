@@ -5,6 +5,7 @@ use bytes::Bytes;
 
 use super::reply::{is_opt, syntax_error, wrong_type};
 use crate::keyspace::{Db, Value};
+use crate::notify::flags;
 use crate::resp::Frame;
 
 /// Redis's reply to BITOP NOT with other than one source key.
@@ -39,7 +40,7 @@ pub fn bitop(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     }
     let mut sources = Vec::with_capacity(args.len() - 3);
     for key in &args[3..] {
-        match db.get(key, now) {
+        match db.get_read(key, now) {
             Some(Value::Str(v)) => sources.push(v.clone()),
             Some(_) => return wrong_type(),
             None => sources.push(Bytes::new()),
@@ -47,10 +48,15 @@ pub fn bitop(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     }
     let result = compute(op, &sources);
     let len = result.len();
+    // Redis 7.0.15's `bitopCommand` events: `set` on the destination, or `del` when an
+    // existing one is deleted for an empty result.
     if len == 0 {
-        db.remove(&args[2], now);
+        if db.remove(&args[2], now).is_some() {
+            db.notify(flags::GENERIC, "del", &args[2]);
+        }
     } else {
         db.set(&args[2], Value::Str(Bytes::from(result)), false, now);
+        db.notify(flags::STRING, "set", &args[2]);
     }
     Frame::Integer(len as i64)
 }

@@ -9,6 +9,7 @@ use bytes::Bytes;
 use super::reply::{is_opt, syntax_error, wrong_type};
 use super::set_algebra::numkeys;
 use crate::keyspace::{Db, Value};
+use crate::notify::flags;
 use crate::resp::Frame;
 
 /// LMPOP's reply to a COUNT below 1 or not an integer.
@@ -22,6 +23,15 @@ fn side(arg: &[u8]) -> Result<bool, Frame> {
         Ok(false)
     } else {
         Err(syntax_error())
+    }
+}
+
+/// Redis's event of a pop from the head (`left`) or the tail of a list.
+fn pop_event(left: bool) -> &'static str {
+    if left {
+        "lpop"
+    } else {
+        "rpop"
     }
 }
 
@@ -52,7 +62,9 @@ fn lmove_generic(
     let Some(element) = popped else {
         return Frame::Null;
     };
-    db.remove_if_empty(src);
+    // Pushed before the source's emptiness is checked (the same key rotates), and the events
+    // in Redis 7.0.15's `lmoveGenericCommand` order: `new` of a created destination, its
+    // `lpush`/`rpush`, then the source's `lpop`/`rpop` and the `del` of an emptied source.
     match db.get_mut(dst, now) {
         Some(Value::List(list)) if to_left => list.push_front(element.clone()),
         Some(Value::List(list)) => list.push_back(element.clone()),
@@ -61,6 +73,9 @@ fn lmove_generic(
             db.set(dst, Value::List(list), false, now);
         }
     }
+    db.notify(flags::LIST, if to_left { "lpush" } else { "rpush" }, dst);
+    db.notify(flags::LIST, pop_event(from_left), src);
+    db.remove_if_empty(src);
     Frame::Bulk(element)
 }
 
@@ -131,6 +146,7 @@ pub fn lmpop(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             Some(Value::List(_)) | None => continue,
             Some(_) => return wrong_type(),
         };
+        db.notify(flags::LIST, pop_event(left), key);
         db.remove_if_empty(key);
         return Frame::Array(vec![Frame::Bulk(key.clone()), Frame::Array(popped)]);
     }

@@ -9,6 +9,7 @@ use bytes::Bytes;
 
 use super::reply::{is_opt, syntax_error, wrong_type};
 use crate::keyspace::{Db, Value};
+use crate::notify::flags;
 use crate::resp::Frame;
 
 /// Redis's reply to a numkeys below 1 or not an integer.
@@ -24,7 +25,7 @@ pub const BAD_LIMIT: &str = "ERR LIMIT can't be negative";
 fn check_sets(db: &mut Db, keys: &[Bytes], now: u64) -> Result<Vec<bool>, Frame> {
     let mut present = Vec::with_capacity(keys.len());
     for key in keys {
-        match db.get(key, now) {
+        match db.get_read(key, now) {
             Some(Value::Set(_)) => present.push(true),
             Some(_) => return Err(wrong_type()),
             None => present.push(false),
@@ -110,13 +111,19 @@ fn members_reply(set: HashSet<Bytes>) -> Frame {
     Frame::Set(set.into_iter().map(Frame::Bulk).collect())
 }
 
-/// Stores `set` at `dest` (deleting it when empty; the TTL is dropped) → its size.
-fn store(db: &mut Db, dest: &[u8], set: HashSet<Bytes>, now: u64) -> Frame {
+/// Stores `set` at `dest` (deleting it when empty; the TTL is dropped) → its size. Events as
+/// Redis 7.0.15's `sinterGenericCommand` / `sunionDiffGenericCommand`: `new` when created,
+/// then `event` (`sinterstore`, `sunionstore`, `sdiffstore`); or `del` when an existing
+/// destination is deleted.
+fn store(db: &mut Db, dest: &[u8], set: HashSet<Bytes>, now: u64, event: &'static str) -> Frame {
     let len = set.len();
     if len == 0 {
-        db.remove(dest, now);
+        if db.remove(dest, now).is_some() {
+            db.notify(flags::GENERIC, "del", dest);
+        }
     } else {
         db.set(dest, Value::Set(set), false, now);
+        db.notify(flags::SET, event, dest);
     }
     Frame::Integer(len as i64)
 }
@@ -129,8 +136,13 @@ fn read_form(db: &mut Db, args: &[Bytes], now: u64, kind: Algebra) -> Frame {
 }
 
 fn store_form(db: &mut Db, args: &[Bytes], now: u64, kind: Algebra) -> Frame {
+    let event = match kind {
+        Algebra::Inter => "sinterstore",
+        Algebra::Union => "sunionstore",
+        Algebra::Diff => "sdiffstore",
+    };
     match compute(db, &args[2..], now, kind) {
-        Ok(set) => store(db, &args[1], set, now),
+        Ok(set) => store(db, &args[1], set, now, event),
         Err(e) => e,
     }
 }
@@ -236,10 +248,13 @@ pub fn smove(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     if !removed {
         return Frame::Integer(0);
     }
+    // Redis 7.0.15's `smoveCommand` events: `srem` (and `del` of an emptied source), then
+    // `new` of a created destination and `sadd` when the member was added.
+    db.notify(flags::SET, "srem", src);
     db.remove_if_empty(src);
     // A destination that already holds the member is not touched (WATCH sees no change).
     match db.get(dst, now) {
-        Some(Value::Set(set)) if set.contains(&member[..]) => {}
+        Some(Value::Set(set)) if set.contains(&member[..]) => return Frame::Integer(1),
         Some(Value::Set(_)) => {
             if let Some(Value::Set(set)) = db.get_mut(dst, now) {
                 set.insert(member.clone());
@@ -250,5 +265,6 @@ pub fn smove(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             db.set(dst, Value::Set(set), false, now);
         }
     }
+    db.notify(flags::SET, "sadd", dst);
     Frame::Integer(1)
 }

@@ -112,7 +112,7 @@ pub const COMPOSED: &[&str] = &[
     "lmove",
     "rpoplpush",
     "lmpop",
-    // sorted sets: connection/commands/zset_multi.rs
+    // sorted sets (composed the same way; their keys: cmd/zset_multi.rs)
     "zunion",
     "zinter",
     "zdiff",

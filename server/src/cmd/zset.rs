@@ -6,6 +6,7 @@ use bytes::Bytes;
 use super::reply::{syntax_error, wrong_type};
 use super::zset_args::{lex_range, score_arg, score_range, NAN_SCORE, RANGE_NOT_FLOAT};
 use crate::keyspace::{Db, Value, ZSet};
+use crate::notify::flags as notify;
 use crate::resp::Frame;
 
 /// ZADD's flags (`ZADD_IN_*`).
@@ -157,6 +158,10 @@ fn add_generic(db: &mut Db, args: &[Bytes], now: u64, flags: AddFlags, at: usize
             }
         }
     }
+    if added + updated > 0 {
+        let event = if flags.incr { "zincr" } else { "zadd" };
+        db.notify(notify::ZSET, event, &args[1]);
+    }
     db.remove_if_empty(&args[1]);
     if let Some(e) = failed {
         return e;
@@ -189,6 +194,9 @@ pub fn zrem(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Some(_) => return wrong_type(),
         None => 0,
     };
+    if removed > 0 {
+        db.notify(notify::ZSET, "zrem", &args[1]);
+    }
     db.remove_if_empty(&args[1]);
     Frame::Integer(removed as i64)
 }

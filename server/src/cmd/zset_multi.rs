@@ -2,11 +2,11 @@
 //! ZDIFFSTORE ZINTERCARD ZRANGESTORE ZMPOP (Redis 7.0 `t_zset.c`
 //! `zunionInterDiffGenericCommand`, `zrangestoreCommand`, `zmpopGenericCommand`).
 //!
-//! Each command is split into what the connection's cross-shard composition also needs:
-//! [`keys_of`] (every key the command names, for routing), parsing, and [`compute`], a pure
-//! function of the source values (read wherever they live) returning the reply or the sorted
-//! set to store. The handlers here run the whole command on one shard's [`Db`] when all its
-//! keys live there (and on AOF replay).
+//! [`keys_of`] gives every key the command names (routing, and the cross-shard composition
+//! `connection::commands::composed`, which runs these very handlers on a scratch keyspace
+//! holding copies of the keys when they live on several shards); [`compute`] is the
+//! command as a function of the source values, returning the reply or the sorted set to
+//! store. The handlers run the whole command on one [`Db`] holding every key.
 
 use std::collections::HashMap;
 
@@ -14,9 +14,10 @@ use bytes::Bytes;
 
 use super::reply::{int_arg, is_opt, syntax_error, wrong_type};
 use super::zset_args::{elements_reply, parse_score};
-use super::zset_pop::pop;
+use super::zset_pop::{pop, pop_event};
 use super::zset_range::{parse_range, select, Fixed};
 use crate::keyspace::{Db, Value, ZSet};
+use crate::notify::flags;
 use crate::resp::Frame;
 
 /// The set operation of ZUNION / ZINTER / ZDIFF (and their STORE forms, ZINTERCARD).
@@ -121,7 +122,7 @@ pub fn keys_of(kind: Kind, name: &str, args: &[Bytes]) -> Result<Vec<Bytes>, Fra
 }
 
 /// The source keys `compute` needs the values of (all keys but a destination).
-pub fn sources_of(kind: Kind, keys: &[Bytes]) -> &[Bytes] {
+fn sources_of(kind: Kind, keys: &[Bytes]) -> &[Bytes] {
     match kind {
         Kind::SetOp { store: true, .. } | Kind::RangeStore => &keys[1..],
         _ => keys,
@@ -130,7 +131,7 @@ pub fn sources_of(kind: Kind, keys: &[Bytes]) -> &[Bytes] {
 
 /// What a computed command does.
 #[derive(Debug, PartialEq)]
-pub enum Outcome {
+enum Outcome {
     /// Reply with this, write nothing.
     Reply(Frame),
     /// Store this sorted set under the destination (`args[1]`), deleting it when empty, and
@@ -367,7 +368,7 @@ fn set_op(
 /// ([`sources_of`], in order; `None` = missing). ZMPOP is not computed here (it pops: see
 /// [`zmpop`]). Errors: the argument errors in Redis's order (WRONGTYPE for a source that is
 /// neither a sorted set nor, for the set operations, a set, before the options are parsed).
-pub fn compute(
+fn compute(
     kind: Kind,
     name: &str,
     args: &[Bytes],
@@ -440,6 +441,7 @@ pub fn zmpop(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             Some(_) => return wrong_type(),
             None => continue,
         };
+        db.notify(flags::ZSET, pop_event(max), key);
         db.remove_if_empty(key);
         let pairs = popped
             .into_iter()
@@ -450,20 +452,36 @@ pub fn zmpop(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     Frame::NullArray
 }
 
-/// Applies an [`Outcome`] on the shard owning the destination `dst`: stores or deletes, and
+/// Applies an [`Outcome`] of command `name` (lowercase: `zunionstore`, `zinterstore`,
+/// `zdiffstore`, `zrangestore`, also Redis's event name) on the shard owning the destination
+/// `dst`: stores (events `new` when created, then `name`) or deletes (`del` when it existed),
+/// as Redis 7.0.15's `zunionInterDiffGenericCommand` and `zrangeResultFinalizeStore`, and
 /// returns the reply.
-pub fn apply(db: &mut Db, dst: &[u8], outcome: Outcome, now: u64) -> Frame {
+fn apply(db: &mut Db, name: &str, dst: &[u8], outcome: Outcome, now: u64) -> Frame {
     match outcome {
         Outcome::Reply(frame) => frame,
         Outcome::Store(zset) if zset.is_empty() => {
-            db.remove(dst, now);
+            if db.remove(dst, now).is_some() {
+                db.notify(flags::GENERIC, "del", dst);
+            }
             Frame::Integer(0)
         }
         Outcome::Store(zset) => {
             let n = zset.len() as i64;
             db.set(dst, Value::ZSet(zset), false, now);
+            db.notify(flags::ZSET, store_event(name), dst);
             Frame::Integer(n)
         }
+    }
+}
+
+/// The event of a store form `name` (lowercase) of a multi-key sorted set command.
+fn store_event(name: &str) -> &'static str {
+    match name {
+        "zunionstore" => "zunionstore",
+        "zinterstore" => "zinterstore",
+        "zdiffstore" => "zdiffstore",
+        _ => "zrangestore",
     }
 }
 
@@ -478,10 +496,13 @@ pub fn run_local(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Err(e) => return e,
     };
     let sources = sources_of(kind, &keys);
-    let owned: Vec<Option<Value>> = sources.iter().map(|k| db.get(k, now).cloned()).collect();
+    let owned: Vec<Option<Value>> = sources
+        .iter()
+        .map(|k| db.get_read(k, now).cloned())
+        .collect();
     let values: Vec<Option<&Value>> = owned.iter().map(Option::as_ref).collect();
     match compute(kind, &name, args, &values) {
-        Ok(outcome) => apply(db, &args[1], outcome, now),
+        Ok(outcome) => apply(db, &name, &args[1], outcome, now),
         Err(e) => e,
     }
 }

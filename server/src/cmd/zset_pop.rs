@@ -9,6 +9,7 @@ use super::sets::MAX_REPEATED;
 use super::zset::read;
 use super::zset_args::elements_reply;
 use crate::keyspace::{Db, Value, ZSet};
+use crate::notify::flags;
 use crate::resp::Frame;
 
 /// Removes up to `count` lowest (`max` false) or highest elements of `zset`, in pop order.
@@ -30,6 +31,15 @@ pub fn pop(zset: &mut ZSet, count: usize, max: bool) -> Vec<(Bytes, f64)> {
     popped
 }
 
+/// Redis's event of a pop from the lowest (`max` false) or highest end.
+pub fn pop_event(max: bool) -> &'static str {
+    if max {
+        "zpopmax"
+    } else {
+        "zpopmin"
+    }
+}
+
 fn pop_generic(db: &mut Db, args: &[Bytes], now: u64, max: bool) -> Frame {
     if args.len() > 3 {
         return syntax_error();
@@ -45,6 +55,7 @@ fn pop_generic(db: &mut Db, args: &[Bytes], now: u64, max: bool) -> Frame {
         Some(_) => return wrong_type(),
         None => return Frame::Array(Vec::new()),
     };
+    db.notify(flags::ZSET, pop_event(max), &args[1]);
     db.remove_if_empty(&args[1]);
     match count {
         // Without a count: a flat [member, score] (in RESP3 too).

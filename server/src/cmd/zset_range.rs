@@ -9,6 +9,7 @@ use super::reply::{int_arg, is_opt, syntax_error, wrong_type};
 use super::zset::read;
 use super::zset_args::{elements_reply, lex_range, score_range, LexRange, ScoreRange};
 use crate::keyspace::{Db, Value, ZSet};
+use crate::notify::flags;
 use crate::resp::Frame;
 
 /// How a range is given.
@@ -256,6 +257,14 @@ fn remrange_generic(db: &mut Db, args: &[Bytes], now: u64, fixed: Fixed) -> Fram
         Some(_) => return wrong_type(),
         None => 0,
     };
+    if removed > 0 {
+        let event = match fixed {
+            Fixed::Rank(_) => "zremrangebyrank",
+            Fixed::Score(_) => "zremrangebyscore",
+            _ => "zremrangebylex",
+        };
+        db.notify(flags::ZSET, event, &args[1]);
+    }
     db.remove_if_empty(&args[1]);
     Frame::Integer(removed as i64)
 }

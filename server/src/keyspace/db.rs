@@ -492,6 +492,13 @@ impl Db {
         self.lookup(key, now_ms, true, reading).map(|e| &e.value)
     }
 
+    /// Value of `key` looked up for reading whatever the command (Redis's `lookupKeyRead`, as
+    /// write commands read their sources: SUNIONSTORE, BITOP, ZUNIONSTORE): a keyspace hit or
+    /// miss, and a `keymiss` event when missing.
+    pub fn get_read(&mut self, key: &[u8], now_ms: u64) -> Option<&Value> {
+        self.lookup(key, now_ms, true, true).map(|e| &e.value)
+    }
+
     /// This database's INFO stats counters.
     pub fn stats(&self) -> KeyspaceStats {
         self.stats

@@ -162,6 +162,47 @@ def test_cross_shard_rename_and_multi_exec_in_redis_order(setup):
     marker(sub, c1)
 
 
+
+def test_cross_shard_store_and_move_events_in_redis_order(setup):
+    """SUNIONSTORE, ZUNIONSTORE, ZMPOP, LMOVE and SMOVE with keys on both shards publish
+    Redis 7.0.15's events once, after the composition: no `restore` or `del` of its write
+    steps."""
+    sub, c0, c1 = setup
+    s1, s2, sdst = key_on(1, "s1_"), key_on(0, "s2_"), key_on(0, "sdst")
+    z1, z2, zdst = key_on(0, "z1_"), key_on(1, "z2_"), key_on(1, "zdst")
+    lsrc, ldst = key_on(1, "lsrc"), key_on(0, "ldst")
+    c0.call("SADD", s1, "a")
+    c0.call("SADD", s2, "b")
+    c0.call("ZADD", z1, "1", "a")
+    c0.call("ZADD", z2, "2", "b")
+    c0.call("RPUSH", lsrc, "x")
+    assert c0.call("CONFIG", "SET", "notify-keyspace-events", "KEAn") == "OK"
+    assert c0.call("SUNIONSTORE", sdst, s1, s2) == 2
+    expect(sub, *both(0, sdst, "new"), *both(0, sdst, "sunionstore"))
+    assert c0.call("SUNIONSTORE", sdst, s1, s2) == 2
+    expect(sub, *both(0, sdst, "sunionstore"))
+    assert c1.call("SINTERSTORE", sdst, s1, s2) == 0
+    expect(sub, *both(0, sdst, "del"))
+    assert c0.call("ZUNIONSTORE", zdst, "2", z1, z2) == 2
+    expect(sub, *both(0, zdst, "new"), *both(0, zdst, "zunionstore"))
+    assert c0.call("ZINTERSTORE", zdst, "2", z1, z2) == 0
+    expect(sub, *both(0, zdst, "del"))
+    assert c0.call("ZINTERSTORE", zdst, "2", z1, z2) == 0
+    assert c0.call("ZMPOP", "2", key_on(0, "zmiss"), z2, "MIN")[0] == z2
+    expect(sub, *both(0, z2, "zpopmin"), *both(0, z2, "del"))
+    assert c0.call("LMOVE", lsrc, ldst, "RIGHT", "LEFT") == "x"
+    expect(
+        sub,
+        *both(0, ldst, "new"),
+        *both(0, ldst, "lpush"),
+        *both(0, lsrc, "rpop"),
+        *both(0, lsrc, "del"),
+    )
+    assert c0.call("SMOVE", s1, s2, "a") == 1
+    expect(sub, *both(0, s1, "srem"), *both(0, s1, "del"), *both(0, s2, "sadd"))
+    assert c0.call("SMOVE", s2, s1, "zz") == 0
+    marker(sub, c1)
+
 def test_evicted_events(setup):
     sub, c0, c1 = setup
     assert c0.call("CONFIG", "SET", "notify-keyspace-events", "Ee") == "OK"

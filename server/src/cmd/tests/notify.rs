@@ -275,3 +275,208 @@ fn move_reports_in_both_databases_in_order() {
     assert!(dbs[0].take_events().is_empty());
     assert_eq!(taken(&mut dbs[3]), ["new c", "copy_to c"]);
 }
+
+/// A database reporting every class after `setup` ran, its events dropped.
+fn with(setup: &[&str]) -> Db {
+    let mut db = db();
+    for line in setup {
+        rt(&mut db, 0, line);
+    }
+    taken(&mut db);
+    db
+}
+
+#[test]
+fn sorted_set_events() {
+    // Redis 7.0.15 t_zset.c: zadd/zincr (only when something was added or updated),
+    // zrem, zremrangeby*, zpopmin/zpopmax (ZMPOP too), the STORE forms and ZRANGESTORE
+    // (`del` of an existing destination for an empty result), `del` of an emptied key.
+    let mut db = with(&[]);
+    assert_eq!(ev(&mut db, 0, "ZADD z 1 a 2 b"), ["new z", "zadd z"]);
+    let mut db = with(&["ZADD z 1 a"]);
+    assert!(ev(&mut db, 0, "ZADD z 1 a").is_empty());
+    let mut db = with(&["ZADD z 1 a"]);
+    assert_eq!(ev(&mut db, 0, "ZADD z CH 2 a"), ["zadd z"]);
+    let mut db = with(&["ZADD z 1 a"]);
+    assert_eq!(ev(&mut db, 0, "ZADD z INCR 1 a"), ["zincr z"]);
+    let mut db = with(&["ZADD z 1 a"]);
+    assert!(ev(&mut db, 0, "ZADD z INCR 0 a").is_empty());
+    let mut db = with(&[]);
+    assert!(ev(&mut db, 0, "ZADD z XX 1 a").is_empty());
+    let mut db = with(&[]);
+    assert_eq!(ev(&mut db, 0, "ZINCRBY z 1 a"), ["new z", "zincr z"]);
+    let mut db = with(&["ZADD z 1 a"]);
+    assert!(ev(&mut db, 0, "ZINCRBY z 0 a").is_empty());
+    let mut db = with(&["ZADD z 1 a 2 b"]);
+    assert_eq!(ev(&mut db, 0, "ZREM z a x"), ["zrem z"]);
+    let mut db = with(&["ZADD z 1 a"]);
+    assert_eq!(ev(&mut db, 0, "ZREM z a"), ["zrem z", "del z"]);
+    let mut db = with(&["ZADD z 1 a"]);
+    assert!(ev(&mut db, 0, "ZREM z x").is_empty());
+    let mut db = with(&["ZADD z 1 a 2 b"]);
+    assert_eq!(
+        ev(&mut db, 0, "ZREMRANGEBYSCORE z 1 1"),
+        ["zremrangebyscore z"]
+    );
+    let mut db = with(&["ZADD z 1 a 2 b"]);
+    assert_eq!(
+        ev(&mut db, 0, "ZREMRANGEBYRANK z 0 -1"),
+        ["zremrangebyrank z", "del z"]
+    );
+    let mut db = with(&["ZADD z 0 a 0 b"]);
+    assert_eq!(
+        ev(&mut db, 0, "ZREMRANGEBYLEX z [a [a"),
+        ["zremrangebylex z"]
+    );
+    let mut db = with(&["ZADD z 1 a"]);
+    assert!(ev(&mut db, 0, "ZREMRANGEBYSCORE z 5 6").is_empty());
+    let mut db = with(&["ZADD z 1 a 2 b"]);
+    assert_eq!(ev(&mut db, 0, "ZPOPMIN z"), ["zpopmin z"]);
+    let mut db = with(&["ZADD z 1 a 2 b"]);
+    assert_eq!(ev(&mut db, 0, "ZPOPMAX z 5"), ["zpopmax z", "del z"]);
+    let mut db = with(&["ZADD z 1 a"]);
+    assert!(ev(&mut db, 0, "ZPOPMIN z 0").is_empty());
+    let mut db = with(&[]);
+    assert!(ev(&mut db, 0, "ZPOPMIN z").is_empty());
+    let mut db = with(&["ZADD z 1 a"]);
+    assert_eq!(
+        ev(&mut db, 0, "ZMPOP 2 y z MIN COUNT 3"),
+        ["zpopmin z", "del z"]
+    );
+    let mut db = with(&["ZADD z 1 a 2 b"]);
+    assert_eq!(ev(&mut db, 0, "ZMPOP 1 z MAX"), ["zpopmax z"]);
+    let mut db = with(&["ZADD z 1 a", "ZADD d 1 x"]);
+    assert_eq!(
+        ev(&mut db, 0, "ZUNIONSTORE d 2 z y"),
+        ["keymiss y", "zunionstore d"]
+    );
+    let mut db = with(&["ZADD z 1 a", "ZADD d 1 x"]);
+    assert_eq!(
+        ev(&mut db, 0, "ZINTERSTORE d 2 z y"),
+        ["keymiss y", "del d"]
+    );
+    let mut db = with(&["ZADD z 1 a"]);
+    assert_eq!(
+        ev(&mut db, 0, "ZDIFFSTORE d 1 z"),
+        ["new d", "zdiffstore d"]
+    );
+    let mut db = with(&["ZADD d 1 x"]);
+    assert_eq!(ev(&mut db, 0, "ZINTERSTORE d 1 z"), ["keymiss z", "del d"]);
+    let mut db = with(&[]);
+    assert_eq!(ev(&mut db, 0, "ZINTERSTORE d 1 z"), ["keymiss z"]);
+    let mut db = with(&["ZADD z 1 a", "ZADD d 1 x"]);
+    assert_eq!(ev(&mut db, 0, "ZRANGESTORE d z 0 -1"), ["zrangestore d"]);
+    let mut db = with(&["ZADD z 1 a"]);
+    assert_eq!(
+        ev(&mut db, 0, "ZRANGESTORE d z 0 -1"),
+        ["new d", "zrangestore d"]
+    );
+    let mut db = with(&["ZADD d 1 x"]);
+    assert_eq!(
+        ev(&mut db, 0, "ZRANGESTORE d z 0 -1"),
+        ["keymiss z", "del d"]
+    );
+    let mut db = with(&["ZADD z 1 a"]);
+    assert!(ev(&mut db, 0, "ZUNION 1 z").is_empty());
+}
+
+#[test]
+fn set_algebra_list_move_and_bitmap_events() {
+    // t_set.c sinterGenericCommand/sunionDiffGenericCommand/smoveCommand, t_list.c
+    // lmoveGenericCommand (push before pop)/mpopGenericCommand, bitops.c bitopCommand and
+    // bitfieldGeneric (setbit only for a field changed, or a created or grown string).
+    let mut db = with(&["SADD s a", "SADD d x"]);
+    assert_eq!(ev(&mut db, 0, "SINTERSTORE d s"), ["sinterstore d"]);
+    let mut db = with(&["SADD s a"]);
+    assert_eq!(
+        ev(&mut db, 0, "SUNIONSTORE d s t"),
+        ["keymiss t", "new d", "sunionstore d"]
+    );
+    let mut db = with(&["SADD s a", "SADD d x"]);
+    assert_eq!(ev(&mut db, 0, "SDIFFSTORE d s s"), ["del d"]);
+    let mut db = with(&["SADD d x"]);
+    assert_eq!(
+        ev(&mut db, 0, "SINTERSTORE d s t"),
+        ["keymiss s", "keymiss t", "del d"]
+    );
+    let mut db = with(&["SADD s a"]);
+    assert_eq!(
+        ev(&mut db, 0, "SMOVE s d a"),
+        ["srem s", "del s", "new d", "sadd d"]
+    );
+    let mut db = with(&["SADD s a b", "SADD d a"]);
+    assert_eq!(ev(&mut db, 0, "SMOVE s d a"), ["srem s"]);
+    let mut db = with(&["SADD s a b", "SADD d b"]);
+    assert_eq!(ev(&mut db, 0, "SMOVE s d a"), ["srem s", "sadd d"]);
+    let mut db = with(&["SADD s a"]);
+    assert!(ev(&mut db, 0, "SMOVE s d x").is_empty());
+    let mut db = with(&["SADD s a"]);
+    assert!(ev(&mut db, 0, "SMOVE s s a").is_empty());
+    let mut db = with(&["RPUSH l a"]);
+    assert_eq!(
+        ev(&mut db, 0, "LMOVE l d LEFT RIGHT"),
+        ["new d", "rpush d", "lpop l", "del l"]
+    );
+    let mut db = with(&["RPUSH l a b", "RPUSH d x"]);
+    assert_eq!(ev(&mut db, 0, "RPOPLPUSH l d"), ["lpush d", "rpop l"]);
+    let mut db = with(&["RPUSH l a"]);
+    assert_eq!(
+        ev(&mut db, 0, "LMOVE l l LEFT RIGHT"),
+        ["rpush l", "lpop l"]
+    );
+    let mut db = with(&["RPUSH l a"]);
+    assert_eq!(
+        ev(&mut db, 0, "LMPOP 2 x l RIGHT COUNT 5"),
+        ["rpop l", "del l"]
+    );
+    let mut db = with(&["RPUSH l a b"]);
+    assert_eq!(ev(&mut db, 0, "LMPOP 1 l LEFT"), ["lpop l"]);
+    let mut db = with(&["SET a x"]);
+    assert_eq!(ev(&mut db, 0, "BITOP NOT d a"), ["new d", "set d"]);
+    let mut db = with(&["SET d x"]);
+    assert_eq!(
+        ev(&mut db, 0, "BITOP AND d a b"),
+        ["keymiss a", "keymiss b", "del d"]
+    );
+    let mut db = with(&["SET a x", "SET d y"]);
+    assert_eq!(ev(&mut db, 0, "BITOP OR d a"), ["set d"]);
+    let mut db = with(&[]);
+    assert_eq!(
+        ev(&mut db, 0, "BITFIELD b SET u8 0 255"),
+        ["new b", "setbit b"]
+    );
+    let mut db = with(&["SET b x"]);
+    assert!(ev(&mut db, 0, "BITFIELD b GET u8 0").is_empty());
+    let mut db = with(&[]);
+    assert_eq!(
+        ev(
+            &mut db,
+            0,
+            "BITFIELD b INCRBY u2 0 5 OVERFLOW FAIL INCRBY u2 0 5"
+        ),
+        ["new b", "setbit b"]
+    );
+    let mut db = with(&[]);
+    assert_eq!(
+        ev(&mut db, 0, "BITFIELD b OVERFLOW FAIL INCRBY u2 0 5"),
+        ["new b"]
+    );
+    let mut db = with(&["SET b 1"]);
+    assert!(ev(&mut db, 0, "BITFIELD b SET u8 0 49").is_empty());
+    let mut db = with(&["SET b 1"]);
+    assert_eq!(ev(&mut db, 0, "BITFIELD b SET u8 0 0"), ["setbit b"]);
+    let mut db = with(&[]);
+    assert_eq!(
+        ev(&mut db, 0, "BITFIELD b SET u8 0 0"),
+        ["new b", "setbit b"]
+    );
+    let mut db = with(&["SET b 1"]);
+    assert!(ev(&mut db, 0, "BITFIELD b INCRBY u8 0 0 SET u8 0 49 GET u8 0").is_empty());
+    let mut db = with(&["SET b 1"]);
+    assert_eq!(ev(&mut db, 0, "BITFIELD b SET u8 8 0"), ["setbit b"]);
+    let mut db = with(&["SET b 1"]);
+    assert_eq!(
+        ev(&mut db, 0, "BITFIELD b SET u8 0 50 SET u8 0 49"),
+        ["setbit b"]
+    );
+}

@@ -1,5 +1,7 @@
 //! Set algebra (SINTER SUNION SDIFF, their STORE forms, SINTERCARD, SMOVE), list moves
-//! (LMOVE RPOPLPUSH LMPOP) and BITOP, whose keys may live on different shards.
+//! (LMOVE RPOPLPUSH LMPOP), BITOP and the multi-key sorted set commands (ZUNION ZINTER ZDIFF,
+//! their STORE forms, ZINTERCARD, ZRANGESTORE, ZMPOP), whose keys may live on different
+//! shards.
 //!
 //! When every key has one owner shard the command runs there as one job, as any keyspace
 //! command, and is logged as itself. Otherwise, inside one transaction over the owner
@@ -9,13 +11,20 @@
 //!    ([`cross_shard::read_entry`], one hop per owner shard, read only);
 //! 2. the values are restored into a scratch keyspace on this connection, and the very
 //!    command runs there (`crate::cmd::execute`): replies, errors (WRONGTYPE, syntax, …) and
-//!    results are those of the one-shard command, which Redis 7.0's `t_set.c`, `t_list.c` and
-//!    `bitops.c` define;
+//!    results are those of the one-shard command, which Redis 7.0's `t_set.c`, `t_list.c`,
+//!    `t_zset.c` and `bitops.c` define;
 //! 3. each key the command wrote is written back on its owner shard as a plain keyspace
 //!    command, logged there as such: `RESTORE key deadline payload ABSTTL REPLACE` with the
 //!    scratch value's DUMP payload, or `DEL key` when the command deleted it
 //!    ([`cross_shard::put_entry`], [`cross_shard::delete_key`]), so the append-only logs
 //!    replay it exactly.
+//!
+//! Keyspace events: the scratch keyspace reports events with the database's classes, so the
+//! command reports there exactly the one-shard command's events (Redis's `new`, `sunionstore`,
+//! `lpush`/`rpop`, `del`, `keymiss` of a missing source, …; the scratch restores' own events
+//! are dropped). The read steps drop their `keymiss` (the command reports its own), the write
+//! steps run quietly ([`crate::shard::Shard::execute_step`]), and once every write step
+//! succeeded the command's events are published with one [`notify::publish::composed`] call.
 //!
 //! Moves (SMOVE, LMOVE, RPOPLPUSH) write the destination first, then the source: if the
 //! destination's step is refused (`MISCONF` while its log cannot be written, `OOM`), nothing
@@ -30,30 +39,32 @@ use std::rc::Rc;
 use bytes::Bytes;
 
 use super::composed_keys::{keys_of, written_keys};
-use super::cross_shard::{delete_key, put_entry, read_entry};
+use super::cross_shard::{delete_key, entry_parts, put_entry, read_entry_dropping};
 use crate::forward::TxnId;
-use crate::keyspace::{Db, Value};
+use crate::keyspace::{Db, KeyEvent, Value};
+use crate::notify::{self, flags};
 use crate::resp::Frame;
 use crate::shard::Shard;
 use crate::txn;
 
 /// Whether `name` (lowercase) is served here.
 pub fn serves(name: &str) -> bool {
-    matches!(
-        name,
-        "bitop"
-            | "sinter"
-            | "sunion"
-            | "sdiff"
-            | "sinterstore"
-            | "sunionstore"
-            | "sdiffstore"
-            | "sintercard"
-            | "smove"
-            | "lmove"
-            | "rpoplpush"
-            | "lmpop"
-    )
+    crate::cmd::zset_multi::kind_of(name).is_some()
+        || matches!(
+            name,
+            "bitop"
+                | "sinter"
+                | "sunion"
+                | "sdiff"
+                | "sinterstore"
+                | "sunionstore"
+                | "sdiffstore"
+                | "sintercard"
+                | "smove"
+                | "lmove"
+                | "rpoplpush"
+                | "lmpop"
+        )
 }
 
 /// Runs `name` (a name [`serves`]; arity checked) with `args` on database `db`, inside the
@@ -111,7 +122,8 @@ async fn read_all(
                 owner,
                 txn,
                 Box::new(move |s: &Shard| {
-                    Frame::Array(asked.iter().map(|k| read_entry(s, db, k)).collect())
+                    let read = |k| read_entry_dropping(s, db, k, flags::KEY_MISS);
+                    Frame::Array(asked.iter().map(read).collect())
                 }),
             )
             .await;
@@ -119,34 +131,37 @@ async fn read_all(
             return Err(reply);
         };
         for (key, reply) in owned.into_iter().zip(replies) {
-            let entry = match reply {
-                Frame::Array(parts) => match parts.as_slice() {
-                    [Frame::Bulk(payload), Frame::Integer(deadline)] => {
-                        Some((payload.clone(), *deadline))
-                    }
-                    _ => return Err(Frame::error("ERR internal error reading a source key")),
-                },
-                Frame::Null => None,
-                err => return Err(err),
-            };
-            entries.push((key, entry));
+            entries.push((key, entry_parts(reply)?));
         }
     }
     Ok(entries)
 }
 
-/// Runs `args` (command `name`) on a scratch keyspace holding `entries` → the reply, the
-/// scratch keyspace, and whether an SMOVE left its destination as it was
+/// What a command did on the scratch keyspace: its reply, the keyspace, the keyspace events
+/// the command reported there (those of the one-shard command: published once every write
+/// step succeeded), and whether an SMOVE left its destination as it was
 /// ([`smove_keeps_destination`]).
+struct Scratch {
+    reply: Frame,
+    db: Db,
+    events: Vec<KeyEvent>,
+    keeps_destination: bool,
+}
+
+/// Runs `args` (command `name`) on a scratch keyspace of database `db`'s notification
+/// classes holding `entries`.
 fn run_scratch(
     shard: &Shard,
+    db: usize,
     entries: &[(Bytes, Entry)],
     name: &str,
     args: &[Bytes],
-) -> (Frame, Db, bool) {
+) -> Scratch {
     let now = crate::shard::unix_time_ms();
     let mut scratch = Db::new();
     scratch.set_max_string_len(shard.shared.config.proto_max_bulk_len as u64);
+    let classes = shard.dbs.borrow().get(db).map_or(0, Db::notify_classes);
+    scratch.set_notify_flags(classes);
     for (key, entry) in entries {
         let Some((payload, deadline)) = entry else {
             continue;
@@ -160,12 +175,24 @@ fn run_scratch(
         ];
         let restored = crate::cmd::execute(&mut scratch, &restore, now);
         if restored.is_error() {
-            return (restored, scratch, false);
+            return Scratch {
+                reply: restored,
+                db: scratch,
+                events: Vec::new(),
+                keeps_destination: false,
+            };
         }
     }
     let keeps_destination = smove_keeps_destination(&mut scratch, name, args);
+    // The restores' own events (`new`, `restore`) are not the command's.
+    scratch.discard_events();
     let reply = crate::cmd::execute(&mut scratch, args, now);
-    (reply, scratch, keeps_destination)
+    Scratch {
+        reply,
+        events: scratch.take_events(),
+        db: scratch,
+        keeps_destination,
+    }
 }
 
 /// Whether SMOVE's destination already holds the member (in `scratch` before the command
@@ -230,7 +257,12 @@ async fn compose(
         Ok(entries) => entries,
         Err(err) => return err,
     };
-    let (reply, mut scratch, keeps_destination) = run_scratch(shard, &entries, name, args);
+    let Scratch {
+        reply,
+        db: mut scratch,
+        events,
+        keeps_destination,
+    } = run_scratch(shard, db, &entries, name, args);
     if reply.is_error() {
         return reply;
     }
@@ -264,5 +296,10 @@ async fn compose(
         }
         done.push(key);
     }
+    let events: Vec<_> = events
+        .into_iter()
+        .map(|e| (db, e.class, e.event, e.key))
+        .collect();
+    notify::publish::composed(shard, &events);
     reply
 }

@@ -6,10 +6,14 @@ use bytes::Bytes;
 
 use crate::resp::Frame;
 
-/// The keys of `args` for `name` (a name [`super::composed::serves`]; arity checked), in argument order. For
-/// SINTERCARD and LMPOP a malformed `numkeys` gives the keys that are there: the command
-/// itself then replies with Redis's error.
+/// The keys of `args` for `name` (a name [`super::composed::serves`]; arity checked), in
+/// argument order. For SINTERCARD and LMPOP a malformed `numkeys` gives the keys that are
+/// there, for a sorted set command an argument error none (`crate::cmd::zset_multi::keys_of`):
+/// the command itself then replies with Redis's error.
 pub fn keys_of(name: &str, args: &[Bytes]) -> Vec<Bytes> {
+    if let Some(kind) = crate::cmd::zset_multi::kind_of(name) {
+        return crate::cmd::zset_multi::keys_of(kind, name, args).unwrap_or_default();
+    }
     let from = |at: usize| args.get(at..).unwrap_or(&[]).to_vec();
     match name {
         "bitop" => from(2),
@@ -89,11 +93,15 @@ pub fn keys_with_flags(name: &str, line: &[Bytes]) -> Option<Result<Vec<FlaggedK
 pub fn written_keys(name: &str, args: &[Bytes], reply: &Frame) -> Vec<Bytes> {
     match (name, reply) {
         ("bitop", _) => vec![args[2].clone()],
-        ("sinterstore" | "sunionstore" | "sdiffstore", _) => vec![args[1].clone()],
+        (
+            "sinterstore" | "sunionstore" | "sdiffstore" | "zunionstore" | "zinterstore"
+            | "zdiffstore" | "zrangestore",
+            _,
+        ) => vec![args[1].clone()],
         ("smove", Frame::Integer(1)) | ("lmove" | "rpoplpush", Frame::Bulk(_)) => {
             vec![args[2].clone(), args[1].clone()]
         }
-        ("lmpop", Frame::Array(parts)) => match parts.first() {
+        ("lmpop" | "zmpop", Frame::Array(parts)) => match parts.first() {
             Some(Frame::Bulk(key)) => vec![key.clone()],
             _ => Vec::new(),
         },
@@ -162,5 +170,27 @@ mod tests {
             line("b")
         );
         assert_eq!(keys_of("bitop", &line("BITOP OR d a b")), line("d a b"));
+        // Sorted sets: their own key positions; an argument error reads no key.
+        let store = line("ZUNIONSTORE d 2 a b WEIGHTS 1 2");
+        assert_eq!(keys_of("zunionstore", &store), line("d a b"));
+        assert_eq!(
+            written_keys("zunionstore", &store, &Frame::Integer(0)),
+            line("d")
+        );
+        assert!(keys_of("zinterstore", &line("ZINTERSTORE d x a")).is_empty());
+        let range = line("ZRANGESTORE d s 0 -1");
+        assert_eq!(keys_of("zrangestore", &range), line("d s"));
+        assert_eq!(
+            written_keys("zrangestore", &range, &Frame::Integer(1)),
+            line("d")
+        );
+        assert_eq!(
+            written_keys("zmpop", &line("ZMPOP 2 a b MIN"), &popped),
+            line("b")
+        );
+        assert!(written_keys("zmpop", &line("ZMPOP 2 a b MIN"), &Frame::NullArray).is_empty());
+        assert!(
+            written_keys("zunion", &line("ZUNION 2 a b"), &Frame::Array(Vec::new())).is_empty()
+        );
     }
 }

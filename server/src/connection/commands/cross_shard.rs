@@ -296,7 +296,7 @@ pub fn read_string(s: &Shard, db: usize, key: &Bytes) -> Frame {
 
 /// The payload and deadline in a [`read_entry`] reply; `Ok(None)` for a missing key, `Err`
 /// for an error reply.
-fn entry_parts(reply: Frame) -> Result<Option<(Bytes, i64)>, Frame> {
+pub fn entry_parts(reply: Frame) -> Result<Option<(Bytes, i64)>, Frame> {
     match reply {
         Frame::Array(parts) => match parts.as_slice() {
             [Frame::Bulk(payload), Frame::Integer(deadline)] => {
@@ -312,11 +312,18 @@ fn entry_parts(reply: Frame) -> Result<Option<(Bytes, i64)>, Frame> {
 /// Owner-shard step: `[DUMP payload, deadline in unix ms or 0]` of `key` in database `db`,
 /// or nil when the key is missing.
 pub fn read_entry(s: &Shard, db: usize, key: &Bytes) -> Frame {
-    let payload = s.execute_local(db, &[Bytes::from_static(b"DUMP"), key.clone()]);
+    read_entry_dropping(s, db, key, 0)
+}
+
+/// As [`read_entry`], dropping the read's keyspace events of the classes `classes` (a
+/// composition that reports the command's own `keymiss` events drops the reads').
+pub fn read_entry_dropping(s: &Shard, db: usize, key: &Bytes, classes: u16) -> Frame {
+    let payload = s.execute_dropping(classes, db, &[Bytes::from_static(b"DUMP"), key.clone()]);
     if !matches!(payload, Frame::Bulk(_)) {
         return payload;
     }
-    let deadline = match s.execute_local(db, &[Bytes::from_static(b"PEXPIRETIME"), key.clone()]) {
+    let at = [Bytes::from_static(b"PEXPIRETIME"), key.clone()];
+    let deadline = match s.execute_dropping(classes, db, &at) {
         Frame::Integer(at) if at > 0 => at,
         _ => 0,
     };

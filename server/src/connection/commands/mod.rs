@@ -20,7 +20,6 @@ pub mod pubsub;
 mod scripting;
 mod slowlog;
 mod subcommands;
-mod zset_multi;
 
 use std::rc::Rc;
 
@@ -110,9 +109,6 @@ pub async fn execute(
         }
         name if composed::serves(name) => {
             composed::execute(shard, session.db, session.txn_scope, name, args).await
-        }
-        name if zset_multi::serves(name) => {
-            zset_multi::execute(shard, session.db, session.txn_scope, name, args).await
         }
         "function" => scripting::function(&args),
         "script" => scripting::script(&args),
