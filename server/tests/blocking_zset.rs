@@ -331,3 +331,25 @@ fn served_zpops_replay_after_a_restart() {
         before
     );
 }
+
+#[test]
+fn a_zadd_serves_a_zset_waiter_queued_behind_a_list_waiter() {
+    let server = Server::start(ARGS);
+    let mut other = client_on(&server, 1);
+    let key = key_on(1, "bz:mixed:");
+    let mut list_waiter = client_on(&server, 0);
+    list_waiter.send(&[b"BLPOP", key.as_bytes(), b"0"]);
+    wait_blocked(&mut other, 1);
+    let mut zset_waiter = client_on(&server, 0);
+    zset_waiter.send(&[b"BZPOPMIN", key.as_bytes(), b"0"]);
+    wait_blocked(&mut other, 2);
+    other.request(&[b"ZADD", key.as_bytes(), b"7", b"m"]);
+    assert_eq!(zset_waiter.read_reply(), triple(&key, "m", "7"));
+    wait_blocked(&mut other, 1);
+    // The list waiter still waits, and a push serves it.
+    other.request(&[b"RPUSH", key.as_bytes(), b"x"]);
+    assert_eq!(
+        text(list_waiter.read_reply()),
+        format!("*2\r\n{}{}", bulk(&key), bulk("x"))
+    );
+}

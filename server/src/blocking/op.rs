@@ -75,6 +75,22 @@ fn side(left: bool) -> Bytes {
 }
 
 impl BlockOp {
+    /// Whether this op waits for a sorted set (else for a list).
+    pub fn on_zset(&self) -> bool {
+        matches!(self, BlockOp::ZPop { .. } | BlockOp::ZMPop { .. })
+    }
+
+    /// Whether `value` lets some blocking op run (a non-empty list or sorted set): a waiter
+    /// of the other family than the value's is then passed over, as Redis's
+    /// `serveClientsBlockedOnKey` skips clients blocked on another type.
+    pub fn any_ready(value: Option<&Value>) -> bool {
+        match value {
+            Some(Value::List(list)) => !list.is_empty(),
+            Some(Value::ZSet(zset)) => !zset.is_empty(),
+            _ => false,
+        }
+    }
+
     /// Whether `value` (the key's value, `None` when missing) lets this op run.
     pub fn ready(&self, value: Option<&Value>) -> bool {
         match self {
