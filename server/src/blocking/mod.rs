@@ -1,5 +1,6 @@
-//! Blocking list pops across shards: BLPOP, BRPOP, BLMPOP, BLMOVE, BRPOPLPUSH (Redis 7.0
-//! `blocked.c`, `t_list.c` `blockingPopGenericCommand`, `blmoveGenericCommand`).
+//! Blocking pops across shards: BLPOP, BRPOP, BLMPOP, BLMOVE, BRPOPLPUSH (Redis 7.0
+//! `blocked.c`, `t_list.c` `blockingPopGenericCommand`, `blmoveGenericCommand`) and BZPOPMIN,
+//! BZPOPMAX, BZMPOP (`t_zset.c` `blockingGenericZpopCommand`).
 //!
 //! Seastar-style, the state lives with whoever owns it:
 //!
@@ -38,8 +39,9 @@
 //! back what was taken ([`op::BlockOp::undo`]: LPUSH / RPUSH to the end it came from, or the
 //! reverse LMOVE), so the element returns to its list.
 //!
-//! Another blocking family (BZPOPMIN, BZPOPMAX, BZMPOP) plugs in through [`op::BlockOp`]: a
-//! variant with its readiness test, the plain command it amounts to and its undo; queues,
+//! The sorted-set family (BZPOPMIN, BZPOPMAX, BZMPOP) plugs in through [`op::BlockOp`]'s
+//! `ZPop` / `ZMPop` variants: ready on a non-empty sorted set, served and logged as the
+//! ZPOPMIN / ZPOPMAX / ZMPOP it amounts to, undone by a ZADD with the popped scores; queues,
 //! reservations, timeouts and the connection side are shared.
 
 pub mod op;

@@ -81,12 +81,20 @@ impl KeyQueues {
         self.entries == 0
     }
 
-    /// The watched keys with the op of their first waiter (to test readiness).
+    /// The watched keys with the op of their first waiter, and of their first waiter of the
+    /// other family (list / sorted set) if any (to test readiness).
     pub fn heads(&self) -> Vec<(usize, Bytes, BlockOp)> {
-        self.queues
-            .iter()
-            .filter_map(|((db, key), q)| q.front().map(|w| (*db, key.clone(), w.op.clone())))
-            .collect()
+        let mut heads = Vec::with_capacity(self.queues.len());
+        for ((db, key), q) in &self.queues {
+            let Some(first) = q.front() else {
+                continue;
+            };
+            heads.push((*db, key.clone(), first.op.clone()));
+            if let Some(other) = q.iter().find(|w| w.op.on_zset() != first.op.on_zset()) {
+                heads.push((*db, key.clone(), other.op.clone()));
+            }
+        }
+        heads
     }
 }
 

@@ -74,6 +74,13 @@ fn is_ready(shard: &Shard, db: usize, key: &Bytes, op: &BlockOp) -> bool {
         .is_some_and(|d| op.ready(d.peek(key).map(|(value, _)| value)))
 }
 
+/// Whether `key` holds data some blocking op could take (a non-empty list or sorted set).
+fn has_data(shard: &Shard, db: usize, key: &Bytes) -> bool {
+    let dbs = shard.dbs.borrow();
+    dbs.get(db)
+        .is_some_and(|d| BlockOp::any_ready(d.peek(key).map(|(value, _)| value)))
+}
+
 /// Serves `key`'s waiters in order while they are on this shard (reserved and served here,
 /// synchronously); waiters in `busy` (reserved by another owner) are skipped. Returns the
 /// first waiter on another shard when the key is still ready for it (it needs the mesh),
@@ -96,6 +103,12 @@ fn serve_local(
             continue;
         }
         if !is_ready(shard, db, key, &waiter.op) {
+            if has_data(shard, db, key) {
+                // Data of the other family (a sorted set for a list waiter, or the
+                // reverse): passed over, as Redis skips clients blocked on another type.
+                skip += 1;
+                continue;
+            }
             return (None, moved);
         }
         if waiter.sole {

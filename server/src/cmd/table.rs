@@ -128,6 +128,9 @@ pub const COMPOSED: &[&str] = &[
     "blmove",
     "brpoplpush",
     "blmpop",
+    "bzpopmin",
+    "bzpopmax",
+    "bzmpop",
 ];
 
 const PUBSUB_NOSCRIPT: &[&str] = &["pubsub", "noscript", "loading", "stale"];
@@ -317,6 +320,9 @@ static COMMANDS: &[CommandSpec] = &[
     c("zintercard", -3, &["readonly", "movablekeys"], (0, 0, 0), Connection, "sorted-set", "7.0.0", "Intersect multiple sorted sets and return the cardinality of the result", &["@read", "@sortedset", "@slow"]),
     c("zrangestore", -5, &["write", "denyoom"], (1, 2, 1), Connection, "sorted-set", "6.2.0", "Store a range of members from sorted set into another key", &["@write", "@sortedset", "@slow"]),
     c("zmpop", -4, &["write", "movablekeys"], (0, 0, 0), Connection, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set", &["@write", "@sortedset", "@slow"]),
+    c("bzpopmin", -3, &["write", "noscript", "blocking", "fast"], (1, -2, 1), Connection, "sorted-set", "5.0.0", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", &["@write", "@sortedset", "@fast", "@blocking"]),
+    c("bzpopmax", -3, &["write", "noscript", "blocking", "fast"], (1, -2, 1), Connection, "sorted-set", "5.0.0", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", &["@write", "@sortedset", "@fast", "@blocking"]),
+    c("bzmpop", -5, &["write", "blocking", "movablekeys"], K0, Connection, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set or block until one is available", &["@write", "@sortedset", "@slow", "@blocking"]),
     c("zscan", -3, &["readonly"], (1, 1, 1), SingleKey, "sorted-set", "2.8.0", "Incrementally iterate sorted sets elements and associated scores", &["@read", "@sortedset", "@slow"]),
     // connection (served by the connection loop)
     c("ping", -1, &["fast"], K0, Connection, "connection", "1.0.0", "Ping the server", &["@fast", "@connection"]),

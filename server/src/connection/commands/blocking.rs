@@ -1,5 +1,7 @@
 //! The connection side of BLPOP, BRPOP, BLMPOP, BLMOVE and BRPOPLPUSH (Redis 7.0 `t_list.c`
-//! `blockingPopGenericCommand`, `blmoveGenericCommand`, `lmpopGenericCommand`): parse, try
+//! `blockingPopGenericCommand`, `blmoveGenericCommand`, `lmpopGenericCommand`) and of
+//! BZPOPMIN, BZPOPMAX and BZMPOP (`t_zset.c` `blockingGenericZpopCommand`,
+//! `zmpopGenericCommand`): parse, try
 //! the non-blocking form, then block ([`crate::blocking`]) unless inside EXEC, where the
 //! timeout reply comes at once (Redis's `CLIENT_DENY_BLOCKING`).
 
@@ -16,9 +18,12 @@ use crate::connection::session::Session;
 use crate::resp::Frame;
 use crate::shard::Shard;
 
-/// Whether `name` is a blocking list command.
+/// Whether `name` is a blocking list or sorted-set command.
 pub fn serves(name: &str) -> bool {
-    matches!(name, "blpop" | "brpop" | "blmpop" | "blmove" | "brpoplpush")
+    matches!(
+        name,
+        "blpop" | "brpop" | "blmpop" | "blmove" | "brpoplpush" | "bzpopmin" | "bzpopmax" | "bzmpop"
+    )
 }
 
 /// A parsed blocking command.
@@ -79,8 +84,65 @@ fn parse(name: &str, args: &[Bytes]) -> Result<Parsed, Frame> {
                 timeout_reply: Frame::Null,
             })
         }
+        "bzpopmin" | "bzpopmax" => {
+            let last = args.len() - 1;
+            let wait = timeout::parse(&args[last])?;
+            Ok(Parsed {
+                keys: args[1..last].to_vec(),
+                op: BlockOp::ZPop {
+                    max: name == "bzpopmax",
+                },
+                wait,
+                timeout_reply: Frame::NullArray,
+            })
+        }
+        "bzmpop" => parse_bzmpop(args),
         _ => parse_blmpop(args),
     }
+}
+
+/// `BZMPOP timeout numkeys key… MIN|MAX [COUNT count]`: numkeys, MIN|MAX and COUNT are
+/// checked before the timeout, as `zmpopGenericCommand` does (`ERR numkeys should be greater
+/// than 0`, `ERR syntax error`, `ERR count should be greater than 0`).
+fn parse_bzmpop(args: &[Bytes]) -> Result<Parsed, Frame> {
+    let numkeys = match crate::resp::num::parse_i64(&args[2]) {
+        Some(n) if n >= 1 => usize::try_from(n).unwrap_or(usize::MAX),
+        _ => return Err(Frame::error("ERR numkeys should be greater than 0")),
+    };
+    let where_at = numkeys.saturating_add(3);
+    if where_at >= args.len() {
+        return Err(syntax_error());
+    }
+    let max = if is_opt(&args[where_at], "min") {
+        false
+    } else if is_opt(&args[where_at], "max") {
+        true
+    } else {
+        return Err(syntax_error());
+    };
+    let mut count = None;
+    let mut j = where_at + 1;
+    while j < args.len() {
+        if count.is_none() && is_opt(&args[j], "count") && j + 1 < args.len() {
+            j += 1;
+            match crate::resp::num::parse_i64(&args[j]) {
+                Some(n) if n >= 1 => count = Some(usize::try_from(n).unwrap_or(usize::MAX)),
+                _ => return Err(Frame::error("ERR count should be greater than 0")),
+            }
+        } else {
+            return Err(syntax_error());
+        }
+        j += 1;
+    }
+    Ok(Parsed {
+        wait: timeout::parse(&args[1])?,
+        keys: args[3..where_at].to_vec(),
+        op: BlockOp::ZMPop {
+            max,
+            count: count.unwrap_or(1),
+        },
+        timeout_reply: Frame::NullArray,
+    })
 }
 
 /// `BLMPOP timeout numkeys key… LEFT|RIGHT [COUNT count]`: numkeys, side and COUNT are

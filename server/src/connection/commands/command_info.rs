@@ -230,7 +230,7 @@ fn key_specs(keys: (i32, i32, i32), flags: &[&str]) -> Frame {
 
 /// Key specs of the list moves and multi-pops as Redis 7.0's command table has them: a
 /// source spec (`RW access delete`) and a destination spec (`RW insert`) for LMOVE,
-/// RPOPLPUSH, BLMOVE and BRPOPLPUSH; one `keynum` spec for LMPOP and BLMPOP.
+/// RPOPLPUSH, BLMOVE and BRPOPLPUSH; one `keynum` spec for LMPOP, BLMPOP and BZMPOP.
 fn list_key_specs(name: &str) -> Option<Frame> {
     let map = |pairs: Vec<(&str, Frame)>| {
         Frame::Map(pairs.into_iter().map(|(k, v)| (bulk(k), v)).collect())
@@ -287,7 +287,7 @@ fn list_key_specs(name: &str) -> Option<Frame> {
             one(&["RW", "insert"], 2),
         ])),
         "lmpop" => Some(Frame::Array(vec![keynum(1)])),
-        "blmpop" => Some(Frame::Array(vec![keynum(2)])),
+        "blmpop" | "bzmpop" => Some(Frame::Array(vec![keynum(2)])),
         _ => None,
     }
 }
@@ -299,7 +299,9 @@ fn key_flags(name: &str, flags: &[&str]) -> &'static [&'static str] {
         "set" | "mset" | "setex" | "psetex" => &["OW", "update"],
         "del" | "unlink" => &["RM", "delete"],
         "getdel" | "lpop" | "rpop" | "spop" | "blpop" | "brpop" | "smove" | "lmove"
-        | "rpoplpush" | "lmpop" | "zpopmin" | "zpopmax" => &["RW", "access", "delete"],
+        | "rpoplpush" | "lmpop" | "zpopmin" | "zpopmax" | "bzpopmin" | "bzpopmax" => {
+            &["RW", "access", "delete"]
+        }
         "zrem" | "zremrangebyscore" | "zremrangebyrank" | "zremrangebylex" => &["RW", "delete"],
         "bitop" | "sunionstore" | "sdiffstore" => &["OW", "update"],
         "sinterstore" => &["RW", "update"],
@@ -345,6 +347,9 @@ fn keys_of(line: &[Bytes]) -> Result<Vec<(Bytes, &'static [&'static str])>, Fram
     if let Some(kind) = crate::cmd::zset_multi::kind_of(spec.name) {
         return zset_keys(kind, spec.name, line);
     }
+    if matches!(spec.name, "blmpop" | "bzmpop") {
+        return blocking_mpop_keys(line);
+    }
     let (first, last, step) = keys;
     if first == 0 {
         return Err(Frame::error("ERR The command has no key arguments"));
@@ -379,6 +384,22 @@ fn zset_keys(
             };
             (key, flags)
         })
+        .collect())
+}
+
+/// The keys of BLMPOP / BZMPOP (`timeout numkeys key…`, Redis 7.0 `blmpopGetKeys`,
+/// `bzmpopGetKeys`), each `RW access delete`; a numkeys below 1 or beyond the line is
+/// `ERR Invalid arguments specified for command`.
+fn blocking_mpop_keys(line: &[Bytes]) -> Result<Vec<(Bytes, &'static [&'static str])>, Frame> {
+    let count = line
+        .get(2)
+        .and_then(|n| crate::resp::num::parse_i64(n))
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n >= 1 && n <= line.len().saturating_sub(3))
+        .ok_or_else(|| Frame::error("ERR Invalid arguments specified for command"))?;
+    Ok(line[3..3 + count]
+        .iter()
+        .map(|k| (k.clone(), &["RW", "access", "delete"][..]))
         .collect())
 }
 
@@ -418,6 +439,36 @@ mod tests {
             command(&args("COMMAND GETKEYS ping")),
             Frame::error("ERR The command has no key arguments")
         );
+        // The blocking pops' keys (checked against redis-server 7.0.15).
+        let keys = |names: &[&str]| {
+            Frame::Array(
+                names
+                    .iter()
+                    .map(|k| Frame::Bulk(Bytes::copy_from_slice(k.as_bytes())))
+                    .collect(),
+            )
+        };
+        assert_eq!(
+            command(&args("COMMAND GETKEYS bzpopmin a b 0")),
+            keys(&["a", "b"])
+        );
+        assert_eq!(
+            command(&args("COMMAND GETKEYS bzmpop 0 2 a MIN")),
+            keys(&["a", "MIN"])
+        );
+        assert_eq!(
+            command(&args("COMMAND GETKEYS blmpop 0 2 a b left")),
+            keys(&["a", "b"])
+        );
+        for line in [
+            "COMMAND GETKEYS bzmpop 0 5 a MIN",
+            "COMMAND GETKEYS bzmpop 0 x a b",
+        ] {
+            assert_eq!(
+                command(&args(line)),
+                Frame::error("ERR Invalid arguments specified for command")
+            );
+        }
         // Movable keys of the sorted set commands (checked against redis-server 7.0.15).
         assert_eq!(
             command(&args("COMMAND GETKEYS zunionstore d 2 a b WEIGHTS 1 2")),
