@@ -5,16 +5,16 @@
 # a fresh shardline (--smp 2, defaults otherwise, loopback only), through compat/redis-tcl.sh
 # (TLS + AUTH proxy, harness unmodified, "minimal" profile), and compares each unit's passed
 # count with compat/baseline.txt: the run fails when a unit passes fewer tests than its
-# baseline, so a regression cannot land unnoticed. A unit below its baseline is run once more
-# (a few of the suite's tests are timing-sensitive on a loaded machine) and its better count
-# kept. More passes than the baseline are reported (raise the baseline and update
-# docs/compatibility.md).
+# baseline, so a regression cannot land unnoticed. A unit below its baseline is run again, up
+# to three times (see RETRIES below), and its best count kept. More passes than the baseline
+# are reported (raise the baseline and update docs/compatibility.md).
 #
-# Needs tclsh (Debian: tcl) and python3. Takes about 14 minutes on 2 cores with a debug build:
-# unit/type/zset takes about 4 (its stress loops are thousands of sequential round trips through
-# the TLS proxy, and its blocking-command tests wait 5 s each), the list units 4-6 (unit/type/list-3
-# above all), so the per-unit limit is 360 s instead of redis-tcl.sh's default 240.
+# Needs tclsh (Debian: tcl) and python3. Takes about 12 minutes on 2 cores with a debug build:
+# unit/type/zset takes 1.5-4 (its stress loops are thousands of sequential round trips through
+# the TLS proxy), the list units 4-6 (unit/type/list-3 above all), so the per-unit limit is
+# 360 s instead of redis-tcl.sh's default 240.
 # Knobs: COMPAT_UNITS (space-separated units, default: every unit of the baseline),
+# COMPAT_RETRIES (default 3),
 # COMPAT_LOGDIR (keep the per-unit logs there), COMPAT_PORT (default 7690).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +56,13 @@ run_units() {
     bash compat/redis-tcl.sh compat/redis-7.0.15-tests.tar.gz 127.0.0.1 "$PORT" default "$PASS" \
     "$@" | tee "$out" || true
 }
+# A unit below its baseline runs again, up to RETRIES times (COMPAT_RETRIES, default 3): a few
+# of the suite's tests are timing-sensitive on a loaded machine, and one of unit/type/list's
+# ("BRPOPLPUSH with multiple blocked clients") sends two blocking commands on two connections
+# back to back; when the connections sit on different shards and the one that sent first is
+# read later, the other is queued first, and the test then waits for a reply that never comes
+# until the unit's time limit (docs/compatibility.md, unit/type/list).
+RETRIES=${COMPAT_RETRIES:-3}
 passed() { awk -v u="$1" '$1 == u {print $3}' "$2"; }
 baseline() { awk -v u="$1" '$1 == u {print $2}' "$BASELINE"; }
 
@@ -63,14 +70,16 @@ baseline() { awk -v u="$1" '$1 == u {print $2}' "$BASELINE"; }
 run_units "$WORK/summary.txt" $UNITS
 for unit in $UNITS; do
   got=$(passed "$unit" "$WORK/summary.txt")
-  if [ "${got:-0}" -lt "$(baseline "$unit")" ]; then
-    echo "compat: $unit passed ${got:-0} (< baseline): running it once more"
+  for attempt in $(seq 1 "$RETRIES"); do
+    [ "${got:-0}" -lt "$(baseline "$unit")" ] || break
+    echo "compat: $unit passed ${got:-0} (< baseline): running it again ($attempt of $RETRIES)"
     run_units "$WORK/retry.txt" "$unit"
     again=$(passed "$unit" "$WORK/retry.txt")
     if [ "${again:-0}" -gt "${got:-0}" ]; then
       sed -i "s|^$unit .*|$unit retry ${again} 0 - -|" "$WORK/summary.txt"
+      got=$again
     fi
-  fi
+  done
 done
 
 status=0
