@@ -7,45 +7,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{key_on, wait_for, RawClient, Server};
+use common::shards::{bulk, client_on, wait_blocked};
+use common::{key_on, RawClient, Server};
 
 const ARGS: &[&str] = &["--smp", "2"];
-
-/// The shard serving `client`'s connection (CLIENT INFO `shard=`).
-fn shard_of(client: &mut RawClient) -> usize {
-    let info = String::from_utf8_lossy(&client.request(&[b"CLIENT", b"INFO"])).into_owned();
-    info.split_whitespace()
-        .find_map(|kv| kv.strip_prefix("shard="))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no shard= in {info}"))
-}
-
-/// A logged-in connection served by shard `shard`.
-fn client_on(server: &Server, shard: usize) -> RawClient {
-    for _ in 0..200 {
-        let mut client = RawClient::authenticated(server);
-        if shard_of(&mut client) == shard {
-            return client;
-        }
-    }
-    panic!("no connection landed on shard {shard} in 200 tries");
-}
-
-/// INFO `blocked_clients`, summed over the shards.
-fn blocked(client: &mut RawClient) -> usize {
-    let info = String::from_utf8_lossy(&client.request(&[b"INFO", b"clients"])).into_owned();
-    common::info_field(&info, "blocked_clients")
-        .parse()
-        .unwrap_or_else(|_| panic!("no blocked_clients in {info}"))
-}
-
-fn wait_blocked(client: &mut RawClient, n: usize) {
-    wait_for(|| blocked(client) == n);
-}
-
-fn bulk(s: &str) -> String {
-    format!("${}\r\n{s}\r\n", s.len())
-}
 
 /// RESP2 `[key, member, score]`.
 fn triple(key: &str, member: &str, score: &str) -> Vec<u8> {

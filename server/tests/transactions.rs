@@ -2,6 +2,7 @@
 
 mod common;
 
+use common::shards::shard_of;
 use common::{RawClient, Server};
 use shardline::keyspace::slot::owner_shard;
 
@@ -120,15 +121,6 @@ fn pipelined_transactions_keep_reply_order() {
         String::from_utf8_lossy(&c.read_exact_len(expected.len())),
         String::from_utf8_lossy(expected)
     );
-}
-
-/// The shard serving `client` (from CLIENT INFO's `shard=` field).
-fn shard_of(client: &mut RawClient) -> usize {
-    let info = String::from_utf8_lossy(&client.request(&[b"CLIENT", b"INFO"])).into_owned();
-    info.split_whitespace()
-        .find_map(|field| field.strip_prefix("shard="))
-        .and_then(|n| n.parse().ok())
-        .expect("CLIENT INFO has shard=")
 }
 
 /// One authenticated connection on each of the two shards.
