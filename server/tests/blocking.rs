@@ -96,7 +96,9 @@ fn timeouts_reply_null_after_about_the_timeout() {
             b"RIGHT",
             b"0.2"
         ]),
-        b"$-1\r\n"
+        // A null array, as every timed-out list waiter in Redis 7.0.15
+        // (`replyToBlockedClientTimedOut`); inside MULTI it is a null bulk (below).
+        b"*-1\r\n"
     );
     assert_eq!(
         waiter.request(&[b"BLMPOP", b"0.2", b"1", key.as_bytes(), b"LEFT"]),

@@ -47,8 +47,13 @@ impl ZSet {
 
     /// Sets `member`'s score to `score` (not NaN), adding the member if new; returns the old
     /// score. O(log n).
+    ///
+    /// A score of -0 is stored as 0: Redis keeps small sorted sets as listpacks whose scores
+    /// are written by `d2string`, which prints -0 as `0`, so after `ZADD z -0 m` redis-server
+    /// 7.0.15 answers `ZSCORE z m` with `0` (the reply of the command itself is not affected).
     pub fn insert(&mut self, member: Bytes, score: f64) -> Option<f64> {
         debug_assert!(!score.is_nan());
+        let score = if score == 0.0 { 0.0 } else { score };
         match self.scores.get_mut(&member) {
             Some(old) => {
                 let previous = *old;

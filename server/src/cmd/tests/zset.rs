@@ -271,3 +271,14 @@ fn snapshot_and_dump_round_trip() {
         "*6\r\n$1\r\nb\r\n$4\r\n-inf\r\n$1\r\na\r\n$19\r\n0.10000000000000001\r\n$1\r\nc\r\n$1\r\n3\r\n"
     );
 }
+
+#[test]
+fn negative_zero_is_stored_as_zero() {
+    // redis-server 7.0.15: the listpack keeps `d2string`'s `0`; ZINCRBY's own reply says -0.
+    let mut db = Db::new();
+    assert_eq!(r(&mut db, "ZADD z -0 m"), ":1\r\n");
+    assert_eq!(r(&mut db, "ZSCORE z m"), "$1\r\n0\r\n");
+    assert_eq!(r3(&mut db, "ZSCORE z m"), ",0\r\n");
+    assert_eq!(r(&mut db, "ZINCRBY z3 -0 a"), "$2\r\n-0\r\n");
+    assert_eq!(r(&mut db, "ZSCORE z3 a"), "$1\r\n0\r\n");
+}

@@ -68,7 +68,7 @@ fn parse(name: &str, args: &[Bytes]) -> Result<Parsed, Frame> {
                 from_left: false,
                 to_left: true,
             },
-            timeout_reply: Frame::Null,
+            timeout_reply: Frame::NullArray,
         }),
         "blmove" => {
             let from_left = side(&args[3])?;
@@ -81,7 +81,7 @@ fn parse(name: &str, args: &[Bytes]) -> Result<Parsed, Frame> {
                     from_left,
                     to_left,
                 },
-                timeout_reply: Frame::Null,
+                timeout_reply: Frame::NullArray,
             })
         }
         "bzpopmin" | "bzpopmax" => {
@@ -231,7 +231,13 @@ pub async fn start(
         return Start::Reply(reply);
     }
     if scope.is_some() {
-        return Start::Reply(parsed.timeout_reply);
+        // Redis 7.0.15: inside MULTI an empty BLMOVE/BRPOPLPUSH answers a null bulk
+        // (`blmoveGenericCommand`'s `addReplyNull`), while a timed-out one answers a null
+        // array like every blocked list client (`replyToBlockedClientTimedOut`).
+        return Start::Reply(match parsed.op {
+            BlockOp::Move { .. } => Frame::Null,
+            _ => parsed.timeout_reply,
+        });
     }
     let (id, receiver) = blocking::block(
         shard,
