@@ -15,8 +15,27 @@ use crate::resp::Frame;
 /// LMPOP's reply to a COUNT below 1 or not an integer.
 pub const BAD_COUNT: &str = "ERR count should be greater than 0";
 
+/// The optional `COUNT count` ending LMPOP, BLMPOP, ZMPOP and BZMPOP (`rest`: the arguments
+/// after the side): the count, 1 without the option. Errors: `ERR syntax error` for anything
+/// else (or COUNT twice), [`BAD_COUNT`] for a count below 1 or not an integer.
+pub(crate) fn count_option(rest: &[Bytes]) -> Result<usize, Frame> {
+    match rest {
+        [] => Ok(1),
+        [option, n] if is_opt(option, "count") => match crate::resp::num::parse_i64(n) {
+            Some(n) if n >= 1 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+            _ => Err(Frame::error(BAD_COUNT)),
+        },
+        [option, _, ..] if is_opt(option, "count") => {
+            // COUNT's value is checked before what follows it, as Redis's loop does.
+            count_option(&rest[..2])?;
+            Err(syntax_error())
+        }
+        _ => Err(syntax_error()),
+    }
+}
+
 /// `LEFT` → true (head), `RIGHT` → false (tail); else `ERR syntax error`.
-fn side(arg: &[u8]) -> Result<bool, Frame> {
+pub(crate) fn side(arg: &[u8]) -> Result<bool, Frame> {
     if is_opt(arg, "left") {
         Ok(true)
     } else if is_opt(arg, "right") {
@@ -116,21 +135,10 @@ pub fn lmpop(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Ok(s) => s,
         Err(e) => return e,
     };
-    let mut count = None;
-    let mut j = where_at + 1;
-    while j < args.len() {
-        if count.is_none() && is_opt(&args[j], "count") && j + 1 < args.len() {
-            j += 1;
-            match crate::resp::num::parse_i64(&args[j]) {
-                Some(n) if n >= 1 => count = Some(usize::try_from(n).unwrap_or(usize::MAX)),
-                _ => return Frame::error(BAD_COUNT),
-            }
-        } else {
-            return syntax_error();
-        }
-        j += 1;
-    }
-    let count = count.unwrap_or(1);
+    let count = match count_option(&args[where_at + 1..]) {
+        Ok(n) => n,
+        Err(e) => return e,
+    };
     for key in &args[2..where_at] {
         let popped: Vec<Frame> = match db.get_mut(key, now) {
             Some(Value::List(list)) if !list.is_empty() => {

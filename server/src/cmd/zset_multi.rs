@@ -395,7 +395,7 @@ fn compute(
 
 /// Parses ZMPOP's `MIN|MAX [COUNT count]` after the keys: (pop the maximum, count). Errors:
 /// `ERR syntax error`, `ERR count should be greater than 0`.
-fn mpop_options(rest: &[Bytes]) -> Result<(bool, usize), Frame> {
+pub(crate) fn mpop_options(rest: &[Bytes]) -> Result<(bool, usize), Frame> {
     let Some(where_) = rest.first() else {
         return Err(syntax_error());
     };
@@ -406,21 +406,7 @@ fn mpop_options(rest: &[Bytes]) -> Result<(bool, usize), Frame> {
     } else {
         return Err(syntax_error());
     };
-    let mut count = None;
-    let mut j = 1;
-    while j < rest.len() {
-        if count.is_none() && is_opt(&rest[j], "count") && j + 1 < rest.len() {
-            let n = match int_arg(&rest[j + 1]) {
-                Ok(n) if n >= 1 => n,
-                _ => return Err(Frame::error("ERR count should be greater than 0")),
-            };
-            count = Some(usize::try_from(n).unwrap_or(usize::MAX));
-            j += 2;
-        } else {
-            return Err(syntax_error());
-        }
-    }
-    Ok((max, count.unwrap_or(1)))
+    Ok((max, crate::cmd::list_moves::count_option(&rest[1..])?))
 }
 
 /// `ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]` on one shard's `db`: pops from the

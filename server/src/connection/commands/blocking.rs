@@ -12,8 +12,8 @@ use bytes::Bytes;
 
 use crate::blocking::op::BlockOp;
 use crate::blocking::{self, timeout, BlockedWait};
-use crate::cmd::list_moves::BAD_COUNT;
-use crate::cmd::reply::{is_opt, syntax_error};
+use crate::cmd::list_moves::{count_option, side};
+use crate::cmd::reply::syntax_error;
 use crate::connection::session::Session;
 use crate::resp::Frame;
 use crate::shard::Shard;
@@ -33,16 +33,6 @@ struct Parsed {
     /// `None`: forever.
     wait: Option<std::time::Duration>,
     timeout_reply: Frame,
-}
-
-fn side(arg: &[u8]) -> Result<bool, Frame> {
-    if is_opt(arg, "left") {
-        Ok(true)
-    } else if is_opt(arg, "right") {
-        Ok(false)
-    } else {
-        Err(syntax_error())
-    }
 }
 
 /// Parses `args` (arity checked) in Redis's order of checks.
@@ -105,42 +95,16 @@ fn parse(name: &str, args: &[Bytes]) -> Result<Parsed, Frame> {
 /// checked before the timeout, as `zmpopGenericCommand` does (`ERR numkeys should be greater
 /// than 0`, `ERR syntax error`, `ERR count should be greater than 0`).
 fn parse_bzmpop(args: &[Bytes]) -> Result<Parsed, Frame> {
-    let numkeys = match crate::resp::num::parse_i64(&args[2]) {
-        Some(n) if n >= 1 => usize::try_from(n).unwrap_or(usize::MAX),
-        _ => return Err(Frame::error("ERR numkeys should be greater than 0")),
-    };
+    let numkeys = crate::cmd::set_algebra::numkeys(args, 2)?;
     let where_at = numkeys.saturating_add(3);
     if where_at >= args.len() {
         return Err(syntax_error());
     }
-    let max = if is_opt(&args[where_at], "min") {
-        false
-    } else if is_opt(&args[where_at], "max") {
-        true
-    } else {
-        return Err(syntax_error());
-    };
-    let mut count = None;
-    let mut j = where_at + 1;
-    while j < args.len() {
-        if count.is_none() && is_opt(&args[j], "count") && j + 1 < args.len() {
-            j += 1;
-            match crate::resp::num::parse_i64(&args[j]) {
-                Some(n) if n >= 1 => count = Some(usize::try_from(n).unwrap_or(usize::MAX)),
-                _ => return Err(Frame::error("ERR count should be greater than 0")),
-            }
-        } else {
-            return Err(syntax_error());
-        }
-        j += 1;
-    }
+    let (max, count) = crate::cmd::zset_multi::mpop_options(&args[where_at..])?;
     Ok(Parsed {
         wait: timeout::parse(&args[1])?,
         keys: args[3..where_at].to_vec(),
-        op: BlockOp::ZMPop {
-            max,
-            count: count.unwrap_or(1),
-        },
+        op: BlockOp::ZMPop { max, count },
         timeout_reply: Frame::NullArray,
     })
 }
@@ -154,27 +118,11 @@ fn parse_blmpop(args: &[Bytes]) -> Result<Parsed, Frame> {
         return Err(syntax_error());
     }
     let left = side(&args[where_at])?;
-    let mut count = None;
-    let mut j = where_at + 1;
-    while j < args.len() {
-        if count.is_none() && is_opt(&args[j], "count") && j + 1 < args.len() {
-            j += 1;
-            match crate::resp::num::parse_i64(&args[j]) {
-                Some(n) if n >= 1 => count = Some(usize::try_from(n).unwrap_or(usize::MAX)),
-                _ => return Err(Frame::error(BAD_COUNT)),
-            }
-        } else {
-            return Err(syntax_error());
-        }
-        j += 1;
-    }
+    let count = count_option(&args[where_at + 1..])?;
     Ok(Parsed {
         wait: timeout::parse(&args[1])?,
         keys: args[3..where_at].to_vec(),
-        op: BlockOp::MPop {
-            left,
-            count: count.unwrap_or(1),
-        },
+        op: BlockOp::MPop { left, count },
         timeout_reply: Frame::NullArray,
     })
 }
