@@ -26,6 +26,7 @@ pub mod cache;
 pub mod offload;
 pub mod passwd;
 pub mod sha512_crypt;
+pub mod sha512_lanes;
 pub mod users;
 pub mod verify;
 

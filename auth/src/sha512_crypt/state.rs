@@ -31,7 +31,7 @@ pub const SALT_MAX: usize = 16;
 type Block = GenericArray<u8, U128>;
 
 /// SHA-512 initial hash value (FIPS 180-4, 5.3.5).
-const IV: [u64; 8] = [
+pub(super) const IV: [u64; 8] = [
     0x6a09e667f3bcc908,
     0xbb67ae8584caa73b,
     0x3c6ef372fe94f82b,
@@ -44,7 +44,7 @@ const IV: [u64; 8] = [
 
 /// The 64-byte result of SHA-512-crypt; wiped from memory when dropped.
 #[derive(Clone, Zeroize, ZeroizeOnDrop)]
-pub struct CryptDigest([u8; 64]);
+pub struct CryptDigest(pub(super) [u8; 64]);
 
 impl CryptDigest {
     /// Wraps 64 raw digest bytes (e.g. decoded from a stored hash).
@@ -70,6 +70,122 @@ impl std::fmt::Debug for CryptDigest {
     }
 }
 
+/// The fixed-cost preparation of one computation (Drepper, 2008, steps 1–20): digest A
+/// (the first C) and the P and S byte sequences the rounds hash. Wiped on drop.
+pub(super) struct Prepared {
+    /// Digest A (steps 1–12), the running digest C before round 0.
+    pub(super) a: [u8; 64],
+    /// The P sequence (steps 13–16): `len(password)` bytes.
+    pub(super) p_seq: Vec<u8>,
+    /// The S sequence (steps 17–20): `len(salt)` bytes, salt cut to [`SALT_MAX`].
+    pub(super) s_seq: Vec<u8>,
+}
+
+impl Prepared {
+    /// Steps 1–20 for `password` (any bytes) and `salt` (cut to [`SALT_MAX`] bytes). Costs
+    /// five SHA-512 digests plus work linear in the password length (the P sequence hashes
+    /// `len²` bytes).
+    pub(super) fn new(password: &[u8], salt: &[u8]) -> Self {
+        let salt = &salt[..salt.len().min(SALT_MAX)];
+        let plen = password.len();
+
+        // Steps 4–8: B = SHA512(P || S || P).
+        let mut h = Sha512::new();
+        h.update(password);
+        h.update(salt);
+        h.update(password);
+        let mut b: [u8; 64] = h.finalize_reset().into();
+
+        // Steps 1–3, 9–12: A = SHA512(P || S || B for len(P) bytes || per bit of len(P): B or P).
+        h.update(password);
+        h.update(salt);
+        let mut n = plen;
+        while n > 64 {
+            h.update(b);
+            n -= 64;
+        }
+        h.update(&b[..n]);
+        let mut bits = plen;
+        while bits > 0 {
+            if bits & 1 == 1 {
+                h.update(b);
+            } else {
+                h.update(password);
+            }
+            bits >>= 1;
+        }
+        let a: [u8; 64] = h.finalize_reset().into();
+        b.zeroize();
+
+        // Steps 13–16: DP = SHA512(P repeated len(P) times); P sequence = DP cycled to len(P).
+        for _ in 0..plen {
+            h.update(password);
+        }
+        let mut dp: [u8; 64] = h.finalize_reset().into();
+        let p_seq: Vec<u8> = dp.iter().copied().cycle().take(plen).collect();
+        dp.zeroize();
+
+        // Steps 17–20: DS = SHA512(S repeated 16 + A[0] times); S sequence = DS cut to len(S).
+        for _ in 0..16 + usize::from(a[0]) {
+            h.update(salt);
+        }
+        let mut ds: [u8; 64] = h.finalize_reset().into();
+        let s_seq: Vec<u8> = ds[..salt.len()].to_vec();
+        ds.zeroize();
+
+        Prepared { a, p_seq, s_seq }
+    }
+
+    /// The parts of step 21's message layout `k` = `(i odd) | (i%3≠0)<<1 | (i%7≠0)<<2`
+    /// for round `i`, in order; `None` marks the previous digest C:
+    /// `(C or P) || [S if i%3≠0] || [P if i%7≠0] || (P or C)`.
+    pub(super) fn round_parts(&self, k: u8) -> Vec<Option<&[u8]>> {
+        let (odd, with_s, with_p) = (k & 1 != 0, k & 2 != 0, k & 4 != 0);
+        let (p, s) = (Some(self.p_seq.as_slice()), Some(self.s_seq.as_slice()));
+        let mut parts = Vec::with_capacity(4);
+        parts.push(if odd { p } else { None });
+        if with_s {
+            parts.push(s);
+        }
+        if with_p {
+            parts.push(p);
+        }
+        parts.push(if odd { None } else { p });
+        parts
+    }
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        self.a.zeroize();
+        self.p_seq.zeroize();
+        self.s_seq.zeroize();
+    }
+}
+
+/// The message of `parts` (`None` = a 64-byte hole for C) with SHA-512 padding (FIPS
+/// 180-4, 5.1.2), and the byte offset of the hole. The length is a multiple of 128.
+pub(super) fn padded_message(parts: &[Option<&[u8]>]) -> (Vec<u8>, usize) {
+    let mut msg: Vec<u8> = Vec::new();
+    let mut c_offset = 0;
+    for part in parts {
+        match part {
+            Some(bytes) => msg.extend_from_slice(bytes),
+            None => {
+                c_offset = msg.len();
+                msg.extend_from_slice(&[0u8; 64]);
+            }
+        }
+    }
+    let bit_len = (msg.len() as u128) * 8;
+    msg.push(0x80);
+    while msg.len() % 128 != 112 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&bit_len.to_be_bytes());
+    (msg, c_offset)
+}
+
 /// One of the eight per-round messages, pre-padded, with a hole for the previous digest.
 struct RoundInput {
     blocks: Vec<Block>,
@@ -80,23 +196,7 @@ struct RoundInput {
 impl RoundInput {
     /// Lays out `parts` (with `None` marking C) and appends SHA-512 padding (FIPS 180-4, 5.1.2).
     fn new(parts: &[Option<&[u8]>]) -> Self {
-        let mut msg: Vec<u8> = Vec::new();
-        let mut c_offset = 0;
-        for part in parts {
-            match part {
-                Some(bytes) => msg.extend_from_slice(bytes),
-                None => {
-                    c_offset = msg.len();
-                    msg.extend_from_slice(&[0u8; 64]);
-                }
-            }
-        }
-        let bit_len = (msg.len() as u128) * 8;
-        msg.push(0x80);
-        while msg.len() % 128 != 112 {
-            msg.push(0);
-        }
-        msg.extend_from_slice(&bit_len.to_be_bytes());
+        let (mut msg, c_offset) = padded_message(parts);
         let blocks = msg.chunks_exact(128).map(Block::clone_from_slice).collect();
         msg.zeroize();
         RoundInput { blocks, c_offset }
@@ -160,80 +260,14 @@ impl Sha512CryptState {
     /// `rounds` is clamped to [`ROUNDS_MIN`]..=[`ROUNDS_MAX`]. Costs five SHA-512 digests
     /// plus work linear in the password length (the P sequence hashes `len²` bytes).
     pub fn new(password: &[u8], salt: &[u8], rounds: u32) -> Self {
-        let salt = &salt[..salt.len().min(SALT_MAX)];
         let rounds = rounds.clamp(ROUNDS_MIN, ROUNDS_MAX);
-        let plen = password.len();
-
-        // Steps 4–8: B = SHA512(P || S || P).
-        let mut h = Sha512::new();
-        h.update(password);
-        h.update(salt);
-        h.update(password);
-        let mut b: [u8; 64] = h.finalize_reset().into();
-
-        // Steps 1–3, 9–12: A = SHA512(P || S || B for len(P) bytes || per bit of len(P): B or P).
-        h.update(password);
-        h.update(salt);
-        let mut n = plen;
-        while n > 64 {
-            h.update(b);
-            n -= 64;
-        }
-        h.update(&b[..n]);
-        let mut bits = plen;
-        while bits > 0 {
-            if bits & 1 == 1 {
-                h.update(b);
-            } else {
-                h.update(password);
-            }
-            bits >>= 1;
-        }
-        let a: [u8; 64] = h.finalize_reset().into();
-        b.zeroize();
-
-        // Steps 13–16: DP = SHA512(P repeated len(P) times); P sequence = DP cycled to len(P).
-        for _ in 0..plen {
-            h.update(password);
-        }
-        let mut dp: [u8; 64] = h.finalize_reset().into();
-        let mut p_seq: Vec<u8> = dp.iter().copied().cycle().take(plen).collect();
-        dp.zeroize();
-
-        // Steps 17–20: DS = SHA512(S repeated 16 + A[0] times); S sequence = DS cut to len(S).
-        for _ in 0..16 + usize::from(a[0]) {
-            h.update(salt);
-        }
-        let mut ds: [u8; 64] = h.finalize_reset().into();
-        let mut s_seq: Vec<u8> = ds[..salt.len()].to_vec();
-        ds.zeroize();
-
-        // Step 21's eight message layouts.
-        let p = Some(p_seq.as_slice());
-        let s = Some(s_seq.as_slice());
+        let prepared = Prepared::new(password, salt);
         let inputs = (0..8u8)
-            .map(|k| {
-                let odd = k & 1 != 0;
-                let with_s = k & 2 != 0;
-                let with_p = k & 4 != 0;
-                let mut parts: Vec<Option<&[u8]>> = Vec::with_capacity(4);
-                parts.push(if odd { p } else { None });
-                if with_s {
-                    parts.push(s);
-                }
-                if with_p {
-                    parts.push(p);
-                }
-                parts.push(if odd { None } else { p });
-                RoundInput::new(&parts)
-            })
+            .map(|k| RoundInput::new(&prepared.round_parts(k)))
             .collect();
-        p_seq.zeroize();
-        s_seq.zeroize();
-
         Sha512CryptState {
             inputs,
-            c: a,
+            c: prepared.a,
             rounds,
             done: 0,
             mod3: 0,
