@@ -5,13 +5,17 @@
 //! libxcrypt answers). Passwords are bytes: NUL and 0xFF are hashed like any other byte.
 //!
 //! - [`Sha512CryptState`]: the resumable computation (prepare, run N rounds, finish).
+//! - [`Sha512CryptBatch`]: up to eight of them in lock-step on the multi-buffer SHA-512
+//!   kernel ([`crate::sha512_lanes`]).
 //! - [`HashSetting`] / [`PasswordHash`]: the `$6$[rounds=N$]SALT[$HASH]` text forms.
 //! - [`hash_password`]: a new hash with a random salt.
 
+mod batch;
 mod encode;
 mod format;
 mod state;
 
+pub use batch::Sha512CryptBatch;
 pub use encode::{ALPHABET, ENCODED_LEN};
 pub use format::{hash_password, random_salt, HashFormatError, HashSetting, PasswordHash};
 pub use state::{CryptDigest, Sha512CryptState, ROUNDS_DEFAULT, ROUNDS_MAX, ROUNDS_MIN, SALT_MAX};
