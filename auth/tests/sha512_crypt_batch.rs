@@ -40,6 +40,9 @@ fn kernels() -> Vec<Kernel> {
 }
 
 /// Hashes `jobs` (password, stored hash) as one batch and returns the answers as text.
+/// A fixture entry: the password bytes, the parsed hash, libxcrypt's answer as text.
+type Entry = (Vec<u8>, PasswordHash, String);
+
 fn batch_answers(kernel: Kernel, jobs: &[(&[u8], &PasswordHash)]) -> Vec<String> {
     let rounds = jobs[0].1.rounds();
     let inputs: Vec<(&[u8], &[u8])> = jobs
@@ -60,7 +63,7 @@ fn batch_answers(kernel: Kernel, jobs: &[(&[u8], &PasswordHash)]) -> Vec<String>
 fn whole_libxcrypt_fixture_in_batches_of_every_size_on_every_kernel() {
     let entries = fixture();
     assert!(entries.len() >= 200, "{} entries", entries.len());
-    let parsed: Vec<(Vec<u8>, PasswordHash, String)> = entries
+    let parsed: Vec<Entry> = entries
         .into_iter()
         .map(|(pw, text)| {
             let h = PasswordHash::parse(&text).expect("fixture hash parses");
@@ -68,7 +71,7 @@ fn whole_libxcrypt_fixture_in_batches_of_every_size_on_every_kernel() {
         })
         .collect();
     // Batches hold one round count (the scheduler groups by rounds).
-    let mut by_rounds: BTreeMap<u32, Vec<&(Vec<u8>, PasswordHash, String)>> = BTreeMap::new();
+    let mut by_rounds: BTreeMap<u32, Vec<&Entry>> = BTreeMap::new();
     for e in &parsed {
         by_rounds.entry(e.1.rounds()).or_default().push(e);
     }
