@@ -22,6 +22,7 @@
 //! by default) and [`run_passwd`] (the `shardline passwd` command).
 
 pub mod admission;
+pub mod batching;
 pub mod cache;
 pub mod offload;
 pub mod passwd;
@@ -39,6 +40,7 @@ pub use sha512_crypt::{
 };
 pub use users::{set_user_password, Users, UsersFileError, UsersLimits, UsersWarning};
 pub use verify::{
-    AuthError, HashMode, ParseHashModeError, Verified, Verifier, VerifierConfig,
+    AuthError, HashBatch, HashMode, ParseHashBatchError, ParseHashModeError, Submitted, Verified,
+    Verifier, VerifierConfig,
     VerifierConfigError,
 };

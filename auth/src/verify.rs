@@ -2,14 +2,19 @@
 
 use std::cell::RefCell;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use zeroize::Zeroizing;
 
+use crate::batching::{Outcome, Pace, Queued, ShardBatcher};
 use crate::cache::{CacheConfig, CredentialsCache};
 use crate::offload::{OffloadError, OffloadPool};
 use crate::sha512_crypt::PasswordHash;
+use crate::sha512_lanes::Kernel;
 use crate::users::Users;
 
 /// How the shard pays for the hash (`--hash-mode`).
@@ -57,6 +62,57 @@ impl FromStr for HashMode {
     }
 }
 
+/// Whether verifications queued together are hashed together (`--hash-batch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HashBatch {
+    /// Batch on the widest lane kernel this CPU has (AVX-512F: 8, AVX2: 4); one at a time
+    /// when it has none (default).
+    Auto,
+    /// One verification at a time.
+    Off,
+}
+
+impl HashBatch {
+    /// The flag value: `auto` or `off`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HashBatch::Auto => "auto",
+            HashBatch::Off => "off",
+        }
+    }
+
+    /// The kernel batches run on: for `auto`, [`Kernel::detect`] when it has more than one
+    /// lane; `None` = no batching.
+    pub fn kernel(self) -> Option<Kernel> {
+        match self {
+            HashBatch::Auto => Some(Kernel::detect()).filter(|k| k.lanes() > 1),
+            HashBatch::Off => None,
+        }
+    }
+}
+
+impl fmt::Display for HashBatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A `--hash-batch` value other than `auto` or `off`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown hash batch setting {0:?} (expected auto or off)")]
+pub struct ParseHashBatchError(pub String);
+
+impl FromStr for HashBatch {
+    type Err = ParseHashBatchError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(HashBatch::Auto),
+            "off" => Ok(HashBatch::Off),
+            other => Err(ParseHashBatchError(other.to_string())),
+        }
+    }
+}
+
 /// Default rounds between `need_preempt` checks in yield mode. One round is ~0.2 µs and a
 /// check ~2 ns, so checking every 4 rounds keeps the overhead well under 1 % while the
 /// latency added to a preemption request stays below 1 µs.
@@ -76,6 +132,10 @@ pub struct VerifierConfig {
     pub offload: Option<OffloadPool>,
     /// The credentials cache (default off).
     pub cache: CacheConfig,
+    /// Inline and yield modes: the lane kernel queued verifications are batched on
+    /// (`--hash-batch`; `None`, the default here, = one at a time). Must be available on
+    /// this CPU. Offload mode batches in the pool instead ([`OffloadPool::with_batching`]).
+    pub batch_kernel: Option<Kernel>,
 }
 
 impl Default for VerifierConfig {
@@ -86,6 +146,7 @@ impl Default for VerifierConfig {
             yield_every_rounds: DEFAULT_YIELD_EVERY_ROUNDS,
             offload: None,
             cache: CacheConfig::default(),
+            batch_kernel: None,
         }
     }
 }
@@ -96,6 +157,9 @@ pub enum VerifierConfigError {
     /// `mode` is offload but no pool was given.
     #[error("hash mode offload needs an offload pool")]
     MissingOffloadPool,
+    /// `batch_kernel` names a kernel this CPU cannot run.
+    #[error("the {0} hash kernel is not available on this CPU")]
+    KernelUnavailable(&'static str),
 }
 
 /// Why a login could not be decided by a hash comparison.
@@ -128,19 +192,24 @@ pub struct Verified {
     pub hash_micros: u64,
     /// The strategy used.
     pub mode: HashMode,
+    /// Verifications hashed together with this one, itself included (1 = alone; 0 on a
+    /// cache hit).
+    pub batch_size: usize,
 }
 
 /// Verifies credentials on one shard. Not `Send`: build one per executor.
 pub struct Verifier {
     strategy: Strategy,
     max_password_bytes: usize,
-    cache: Option<RefCell<CredentialsCache>>,
+    cache: Option<Rc<RefCell<CredentialsCache>>>,
 }
 
 /// The mode with what it needs, so offload without a pool cannot be represented.
 enum Strategy {
     Inline,
     Yield { every_rounds: u32 },
+    /// Inline or yield with batching (the pace says which).
+    Batched(Rc<ShardBatcher>, HashMode),
     Offload(OffloadPool),
 }
 
@@ -159,18 +228,28 @@ impl Verifier {
     /// # Errors
     /// [`VerifierConfigError::MissingOffloadPool`] for offload mode without a pool.
     pub fn new(config: VerifierConfig) -> Result<Verifier, VerifierConfigError> {
-        let strategy = match (config.mode, config.offload) {
-            (HashMode::Inline, _) => Strategy::Inline,
-            (HashMode::Yield, _) => Strategy::Yield {
-                every_rounds: config.yield_every_rounds.max(1),
-            },
-            (HashMode::Offload, Some(pool)) => Strategy::Offload(pool),
-            (HashMode::Offload, None) => return Err(VerifierConfigError::MissingOffloadPool),
+        if let Some(kernel) = config.batch_kernel.filter(|k| !k.is_available()) {
+            return Err(VerifierConfigError::KernelUnavailable(kernel.as_str()));
+        }
+        let every_rounds = config.yield_every_rounds.max(1);
+        let strategy = match (config.mode, config.offload, config.batch_kernel) {
+            (HashMode::Offload, Some(pool), _) => Strategy::Offload(pool),
+            (HashMode::Offload, None, _) => return Err(VerifierConfigError::MissingOffloadPool),
+            (HashMode::Inline, _, None) => Strategy::Inline,
+            (HashMode::Yield, _, None) => Strategy::Yield { every_rounds },
+            (mode, _, Some(kernel)) => {
+                let pace = if mode == HashMode::Inline {
+                    Pace::Inline
+                } else {
+                    Pace::Yield(every_rounds)
+                };
+                Strategy::Batched(Rc::new(ShardBatcher::new(kernel, pace)), mode)
+            }
         };
         Ok(Verifier {
             strategy,
             max_password_bytes: config.max_password_bytes,
-            cache: CredentialsCache::new(&config.cache).map(RefCell::new),
+            cache: CredentialsCache::new(&config.cache).map(|c| Rc::new(RefCell::new(c))),
         })
     }
 
@@ -179,7 +258,17 @@ impl Verifier {
         match self.strategy {
             Strategy::Inline => HashMode::Inline,
             Strategy::Yield { .. } => HashMode::Yield,
+            Strategy::Batched(_, mode) => mode,
             Strategy::Offload(_) => HashMode::Offload,
+        }
+    }
+
+    /// The kernel verifications are batched on, `None` when they run one at a time.
+    pub fn batch_kernel(&self) -> Option<crate::sha512_lanes::Kernel> {
+        match &self.strategy {
+            Strategy::Batched(b, _) => Some(b.kernel()),
+            Strategy::Offload(pool) => pool.batch_kernel(),
+            _ => None,
         }
     }
 
@@ -191,10 +280,8 @@ impl Verifier {
         })
     }
 
-    /// Checks `user`/`password` against `users`.
-    ///
-    /// An unknown user is hashed against [`Users::dummy_hash`] and then rejected, so it costs
-    /// as long as a wrong password. Yield mode must run inside a glommio executor.
+    /// Checks `user`/`password` against `users`: [`submit`](Self::submit), then
+    /// [`Submitted::wait`].
     ///
     /// # Errors
     /// [`AuthError::PasswordTooLong`] (not hashed), [`AuthError::Offload`].
@@ -204,6 +291,26 @@ impl Verifier {
         user: &[u8],
         password: &[u8],
     ) -> Result<Verified, AuthError> {
+        self.submit(users, user, password)?.wait().await
+    }
+
+    /// Starts checking `user`/`password` against `users` and returns the check to await.
+    ///
+    /// Everything that needs no hash happens here: the length limit, the credentials cache,
+    /// and queueing the verification (on the shard's batch queue with `--hash-batch`, on the
+    /// pool in offload mode), so verifications submitted before any is awaited can share a
+    /// batch. An unknown user is hashed against [`Users::dummy_hash`] and then rejected, so it
+    /// costs as long as a wrong password. Yield mode must be awaited inside a glommio executor.
+    ///
+    /// # Errors
+    /// [`AuthError::PasswordTooLong`] (not hashed), [`AuthError::Offload`] (queue full or
+    /// pool gone).
+    pub fn submit(
+        &self,
+        users: &Users,
+        user: &[u8],
+        password: &[u8],
+    ) -> Result<Submitted, AuthError> {
         if password.len() > self.max_password_bytes {
             return Err(AuthError::PasswordTooLong {
                 len: password.len(),
@@ -213,43 +320,127 @@ impl Verifier {
         let known = users.get(user);
         let user_known = known.is_some();
         let hash = known.unwrap_or_else(|| users.dummy_hash());
-        let mut verified = Verified {
+        let verified = Verified {
             accepted: false,
             user_known,
             cache_hit: false,
             hash_micros: 0,
             mode: self.mode(),
+            batch_size: 0,
         };
-
-        if let (Some(cache), true) = (&self.cache, user_known) {
+        let cache = self.cache.as_ref().filter(|_| user_known);
+        if let Some(cache) = cache {
             if cache
                 .borrow_mut()
                 .lookup(users.generation(), user, password, Instant::now())
             {
-                verified.accepted = true;
-                verified.cache_hit = true;
-                return Ok(verified);
+                return Ok(Submitted {
+                    verified: Verified {
+                        accepted: true,
+                        cache_hit: true,
+                        ..verified
+                    },
+                    hashing: Hashing::CacheHit,
+                    start: Instant::now(),
+                    remember: None,
+                });
             }
         }
-
         let start = Instant::now();
-        let matched = match &self.strategy {
-            Strategy::Inline => hash.verify(password),
-            Strategy::Yield { every_rounds } => {
-                verify_yielding(hash, password, *every_rounds).await
-            }
+        let hashing = match &self.strategy {
+            Strategy::Inline => Hashing::Inline(hash.clone(), Zeroizing::new(password.to_vec())),
+            Strategy::Yield { every_rounds } => Hashing::Yield(
+                hash.clone(),
+                Zeroizing::new(password.to_vec()),
+                *every_rounds,
+            ),
+            Strategy::Batched(batcher, _) => Hashing::Batched(batcher.submit(hash.clone(), password)),
             Strategy::Offload(pool) => {
-                let (hash, password) = (hash.clone(), Zeroizing::new(password.to_vec()));
-                pool.submit(move || hash.verify(&password))?.await?
+                Hashing::Offload(Box::pin(pool.submit_verify(hash.clone(), password)?))
             }
         };
-        verified.hash_micros = duration_micros(start.elapsed());
-        verified.accepted = matched && user_known;
+        let remember = cache.map(|cache| Remember {
+            cache: cache.clone(),
+            generation: users.generation(),
+            user: Zeroizing::new(user.to_vec()),
+            password: Zeroizing::new(password.to_vec()),
+        });
+        Ok(Submitted {
+            verified,
+            hashing,
+            start,
+            remember,
+        })
+    }
+}
 
-        if let (Some(cache), true) = (&self.cache, verified.accepted) {
-            cache
+/// A submitted check ([`Verifier::submit`]); await [`wait`](Self::wait) for the result.
+/// Dropping it withdraws a verification that has not started.
+pub struct Submitted {
+    verified: Verified,
+    hashing: Hashing,
+    start: Instant,
+    remember: Option<Remember>,
+}
+
+/// How the hash of a [`Submitted`] is being paid.
+enum Hashing {
+    CacheHit,
+    Inline(PasswordHash, Zeroizing<Vec<u8>>),
+    Yield(PasswordHash, Zeroizing<Vec<u8>>, u32),
+    Batched(Queued),
+    Offload(Pin<Box<dyn Future<Output = Result<Outcome, OffloadError>>>>),
+}
+
+/// What the credentials cache learns from an accepted login.
+struct Remember {
+    cache: Rc<RefCell<CredentialsCache>>,
+    generation: u64,
+    user: Zeroizing<Vec<u8>>,
+    password: Zeroizing<Vec<u8>>,
+}
+
+impl fmt::Debug for Submitted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Submitted")
+            .field("mode", &self.verified.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Submitted {
+    /// Runs or awaits the hash and returns the result (`hash_micros` counts from
+    /// [`Verifier::submit`]).
+    ///
+    /// # Errors
+    /// [`AuthError::Offload`] if the pool job panicked or the pool is gone.
+    pub async fn wait(self) -> Result<Verified, AuthError> {
+        let Submitted {
+            mut verified,
+            hashing,
+            start,
+            remember,
+        } = self;
+        let outcome = match hashing {
+            Hashing::CacheHit => return Ok(verified),
+            Hashing::Inline(hash, password) => Outcome {
+                matched: hash.verify(&password),
+                batch_size: 1,
+            },
+            Hashing::Yield(hash, password, every_rounds) => Outcome {
+                matched: verify_yielding(&hash, &password, every_rounds).await,
+                batch_size: 1,
+            },
+            Hashing::Batched(queued) => queued.wait().await,
+            Hashing::Offload(pending) => pending.await?,
+        };
+        verified.hash_micros = duration_micros(start.elapsed());
+        verified.batch_size = outcome.batch_size;
+        verified.accepted = outcome.matched && verified.user_known;
+        if let (Some(r), true) = (remember, verified.accepted) {
+            r.cache
                 .borrow_mut()
-                .insert(users.generation(), user, password, Instant::now());
+                .insert(r.generation, &r.user, &r.password, Instant::now());
         }
         Ok(verified)
     }

@@ -81,6 +81,7 @@ pub(crate) struct Families {
     pub(crate) logins: IntCounterVec,
     pub(crate) login_wait: HistogramVec,
     pub(crate) password_hash_duration: HistogramVec,
+    pub(crate) password_hash_batch_size: HistogramVec,
     pub(crate) offload_queue_depth: IntGauge,
     pub(crate) credentials_cache_hits: IntCounterVec,
     pub(crate) credentials_cache_misses: IntCounterVec,
@@ -348,6 +349,12 @@ impl Families {
                 "Time from starting a password verification to its result, in seconds, by hash mode.",
                 &["shard", "mode"],
                 exponential_buckets(0.000_1, 2.0, 18)?,
+            )?,
+            password_hash_batch_size: b.histogram(
+                "password_hash_batch_size",
+                "Password verifications hashed together (multi-buffer SHA-512, --hash-batch) in the batch each verification ran in, 1 = alone; observed once per verification, by hash mode.",
+                &["shard", "mode"],
+                vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
             )?,
             offload_queue_depth: {
                 let gauge = IntGauge::with_opts(Builder::opts(

@@ -67,6 +67,7 @@ pub struct ShardMetrics {
     logins: LabelCache<IntCounter>,
     login_wait: Histogram,
     password_hash_duration: LabelCache<Histogram>,
+    password_hash_batch_size: LabelCache<Histogram>,
     credentials_cache_hits: IntCounter,
     credentials_cache_misses: IntCounter,
     login_admission_waited: IntCounter,
@@ -144,6 +145,7 @@ impl ShardMetrics {
             logins,
             login_wait: f.login_wait.with_label_values(&one),
             password_hash_duration: LabelCache::new(&f.password_hash_duration, l, as_given),
+            password_hash_batch_size: LabelCache::new(&f.password_hash_batch_size, l, as_given),
             credentials_cache_hits: f.credentials_cache_hits.with_label_values(&one),
             credentials_cache_misses: f.credentials_cache_misses.with_label_values(&one),
             login_admission_waited: f.login_admission_waited.with_label_values(&one),
@@ -264,6 +266,13 @@ impl ShardMetrics {
     pub fn password_hash(&self, mode: &'static str, took: Duration) {
         self.password_hash_duration
             .with(mode, |h| h.observe(took.as_secs_f64()));
+    }
+
+    /// A password verification in hash mode `mode` ran in a batch of `size` verifications
+    /// (1 = alone): one `password_hash_batch_size{mode}` observation.
+    pub fn password_hash_batch(&self, mode: &'static str, size: usize) {
+        self.password_hash_batch_size
+            .with(mode, |h| h.observe(size as f64));
     }
 
     /// Sets the process-wide `password_hash_offload_queue_depth` gauge (jobs queued for or

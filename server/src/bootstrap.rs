@@ -116,7 +116,11 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     .map_err(|err| err.to_string())?;
     let offload = match config.hash_mode {
         shardline_auth::HashMode::Offload => Some(
-            OffloadPool::new(config.hash_threads.max(1), config.hash_queue_capacity)
+            OffloadPool::with_batching(
+                config.hash_threads.max(1),
+                config.hash_queue_capacity,
+                config.hash_batch.kernel(),
+            )
                 .map_err(|err| format!("cannot start hashing threads: {err}"))?,
         ),
         _ => None,
@@ -124,7 +128,8 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
 
     info!(
         "shardline {} starting: {} shard(s) on CPU(s) {:?}, other threads on CPU(s) {:?}, \
-         listening on {} ({}), metrics on http://{}/metrics, hash mode {}, task quota {} ms, \
+         listening on {} ({}), metrics on http://{}/metrics, hash mode {} (batching: {}), task \
+         quota {} ms, \
          cert {}, users {}",
         env!("CARGO_PKG_VERSION"),
         cpus.len(),
@@ -136,6 +141,11 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
             .unwrap_or_else(|| "plain TCP".into()),
         metrics_server.local_addr(),
         config.hash_mode,
+        config
+            .hash_batch
+            .kernel()
+            .map(|k| format!("{} lanes, {}", k.lanes(), k.as_str()))
+            .unwrap_or_else(|| "off".into()),
         config.task_quota_ms,
         tls.as_ref()
             .map(|t| t.files.cert.display().to_string())

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use shardline_auth::HashMode;
+use shardline_auth::{HashBatch, HashMode};
 
 use crate::aof::{AppendFsync, AppendOnly};
 
@@ -183,6 +183,11 @@ pub struct ServerConfig {
     /// the shard, yielding whenever the task quota is used up), `offload` (hashing threads).
     #[arg(long, env = "SHARDLINE_HASH_MODE", default_value_t = HashMode::Yield)]
     pub hash_mode: HashMode,
+    /// Hash the verifications queued on a shard together on the CPU's SIMD lanes
+    /// (multi-buffer SHA-512: 8 with AVX-512F, 4 with AVX2): `auto` (default; one at a time
+    /// on a CPU with neither) or `off`. A lone login never waits for a batch to form.
+    #[arg(long, env = "SHARDLINE_HASH_BATCH", default_value_t = HashBatch::Auto)]
+    pub hash_batch: HashBatch,
     /// `--hash-mode yield`: SHA-512-crypt rounds between two checks of glommio's `need_preempt`
     /// (one round ≈ 0.2 µs, one check ≈ 2 ns).
     #[arg(long, env = "SHARDLINE_HASH_YIELD_EVERY_ROUNDS", default_value_t = shardline_auth::verify::DEFAULT_YIELD_EVERY_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]

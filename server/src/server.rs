@@ -253,6 +253,7 @@ async fn shard_main(
             capacity: config.credentials_cache_capacity,
         },
         yield_every_rounds: config.hash_yield_every_rounds,
+        batch_kernel: config.hash_batch.kernel(),
     }) {
         Ok(verifier) => verifier,
         Err(err) => {

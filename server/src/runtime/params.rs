@@ -488,6 +488,7 @@ static PARAMS: &[Param] = &[
     ro("users", |v| v.config.users_path().display().to_string()),
     ro("data-dir", |v| v.config.data_dir.display().to_string()),
     ro("hash-mode", |v| v.config.hash_mode.to_string()),
+    ro("hash-batch", |v| v.config.hash_batch.to_string()),
     ro("hash-yield-every-rounds", |v| {
         v.config.hash_yield_every_rounds.to_string()
     }),

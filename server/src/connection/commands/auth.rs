@@ -204,12 +204,13 @@ async fn login(
             reason: CloseReason::ClientClosed,
         });
     }
-    let users = shard.shared.users.load_full();
-    let verifying = shard.clone();
-    let user = user.clone();
+    // Queued now, hashed when the auth task runs: logins read before it runs share a batch.
+    let submitted = shard
+        .verifier
+        .submit(&shard.shared.users.load_full(), user, &password);
     let task = shard.spawn_auth(async move {
         shardline_metrics::activity::set(Activity::AuthHash);
-        verifying.verifier.verify(&users, &user, &password).await
+        submitted?.wait().await
     });
     let outcome = task.await;
     drop(permit);
@@ -220,6 +221,9 @@ async fn login(
                     verified.mode.as_str(),
                     std::time::Duration::from_micros(verified.hash_micros),
                 );
+                shard
+                    .metrics
+                    .password_hash_batch(verified.mode.as_str(), verified.batch_size);
             }
             if shard.shared.config.credentials_cache_ttl_ms > 0 {
                 if verified.cache_hit {

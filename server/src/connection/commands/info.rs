@@ -154,7 +154,7 @@ fn server(text: &mut String, shard: &Shard) {
          server_time_usec:{now_us}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\n\
          hz:10\r\nconfigured_hz:10\r\nlru_clock:{}\r\nexecutable:{executable}\r\n\
          config_file:\r\nio_threads_active:0\r\nshardline_version:{}\r\nshards:{}\r\n\
-         hash_mode:{}\r\ntask_quota_ms:{}\r\n",
+         hash_mode:{}\r\nhash_batch_lanes:{}\r\ntask_quota_ms:{}\r\n",
         crate::REDIS_COMPAT_VERSION,
         os_name(),
         usize::BITS,
@@ -166,6 +166,7 @@ fn server(text: &mut String, shard: &Shard) {
         env!("CARGO_PKG_VERSION"),
         shard.nr_shards,
         shared.config.hash_mode,
+        shard.verifier.batch_kernel().map_or(1, |k| k.lanes()),
         shared.config.task_quota_ms,
     );
 }
