@@ -41,6 +41,5 @@ pub use sha512_crypt::{
 pub use users::{set_user_password, Users, UsersFileError, UsersLimits, UsersWarning};
 pub use verify::{
     AuthError, HashBatch, HashMode, ParseHashBatchError, ParseHashModeError, Submitted, Verified,
-    Verifier, VerifierConfig,
-    VerifierConfigError,
+    Verifier, VerifierConfig, VerifierConfigError,
 };

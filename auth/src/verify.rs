@@ -207,7 +207,9 @@ pub struct Verifier {
 /// The mode with what it needs, so offload without a pool cannot be represented.
 enum Strategy {
     Inline,
-    Yield { every_rounds: u32 },
+    Yield {
+        every_rounds: u32,
+    },
     /// Inline or yield with batching (the pace says which).
     Batched(Rc<ShardBatcher>, HashMode),
     Offload(OffloadPool),
@@ -354,7 +356,9 @@ impl Verifier {
                 Zeroizing::new(password.to_vec()),
                 *every_rounds,
             ),
-            Strategy::Batched(batcher, _) => Hashing::Batched(batcher.submit(hash.clone(), password)),
+            Strategy::Batched(batcher, _) => {
+                Hashing::Batched(batcher.submit(hash.clone(), password))
+            }
             Strategy::Offload(pool) => {
                 Hashing::Offload(Box::pin(pool.submit_verify(hash.clone(), password)?))
             }

@@ -92,7 +92,11 @@ fn queued_logins_share_a_batch_per_round_count_in_inline_and_yield_modes() {
             // the lanes allow); carol's 10000 rounds run alone: no lane waits on larger rounds.
             for (r, (user, _, accepted, known)) in got.iter().zip(LOGINS) {
                 let who = String::from_utf8_lossy(user);
-                assert_eq!((r.accepted, r.user_known), (accepted, known), "{mode} {who}");
+                assert_eq!(
+                    (r.accepted, r.user_known),
+                    (accepted, known),
+                    "{mode} {who}"
+                );
                 assert_eq!(r.mode, mode);
                 let want = if user == b"carol" { 1 } else { batch_of(6) };
                 if kernel().lanes() >= 6 || user == b"carol" {
@@ -240,6 +244,9 @@ fn offload_without_batching_hashes_one_at_a_time() {
         submit_all_then_wait(&v, &users).await
     });
     for (r, (_, _, accepted, known)) in results.iter().zip(LOGINS) {
-        assert_eq!((r.accepted, r.user_known, r.batch_size), (accepted, known, 1));
+        assert_eq!(
+            (r.accepted, r.user_known, r.batch_size),
+            (accepted, known, 1)
+        );
     }
 }

@@ -121,7 +121,7 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
                 config.hash_queue_capacity,
                 config.hash_batch.kernel(),
             )
-                .map_err(|err| format!("cannot start hashing threads: {err}"))?,
+            .map_err(|err| format!("cannot start hashing threads: {err}"))?,
         ),
         _ => None,
     };

@@ -37,10 +37,9 @@ fn lanes() -> usize {
 fn concurrent_auths_share_batches_in_every_hash_mode() {
     for mode in ["inline", "yield", "offload"] {
         let server = Server::start(&["--smp", "1", "--hash-mode", mode]);
-        let info = String::from_utf8(
-            RawClient::authenticated(&server).request(&[b"INFO", b"server"]),
-        )
-        .expect("utf-8");
+        let info =
+            String::from_utf8(RawClient::authenticated(&server).request(&[b"INFO", b"server"]))
+                .expect("utf-8");
         assert!(
             info.contains(&format!("hash_batch_lanes:{}\r\n", lanes())),
             "{info}"
@@ -62,7 +61,10 @@ fn concurrent_auths_share_batches_in_every_hash_mode() {
         // One observation per hashed login: the `authenticated` client's and the bursts'.
         assert_eq!(count, 1.0 + bursts * CLIENTS as f64, "{mode}");
         if lanes() > 1 {
-            assert!(sum > count, "{mode}: no batch larger than 1 in {bursts} bursts");
+            assert!(
+                sum > count,
+                "{mode}: no batch larger than 1 in {bursts} bursts"
+            );
             assert!(sum <= count * lanes() as f64, "{mode}");
         } else {
             assert_eq!(sum, count, "{mode}: no lanes, no batches");
@@ -104,5 +106,8 @@ fn hash_batch_off_hashes_one_login_at_a_time() {
 fn hash_batch_refuses_unknown_values() {
     let dir = tempfile::tempdir().expect("tempdir");
     let err = common::start_failure(dir.path(), &["--hash-batch", "on"]);
-    assert!(err.contains("--hash-batch") && err.contains("auto"), "{err}");
+    assert!(
+        err.contains("--hash-batch") && err.contains("auto"),
+        "{err}"
+    );
 }

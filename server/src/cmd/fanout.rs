@@ -29,7 +29,7 @@ pub fn split_keys(args: &[Bytes], step: usize, nr_shards: usize) -> Result<Vec<S
         .first()
         .map(|n| String::from_utf8_lossy(n).to_ascii_lowercase())
         .unwrap_or_default();
-    if step == 0 || args.len() < 2 || (args.len() - 1) % step != 0 {
+    if step == 0 || args.len() < 2 || !(args.len() - 1).is_multiple_of(step) {
         return Err(wrong_arity(&name));
     }
     let mut per_shard: Vec<Option<(Vec<Bytes>, Vec<usize>)>> = vec![None; nr_shards.max(1)];

@@ -52,7 +52,7 @@ pub fn mget(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
 /// `MSET key value [key value...]` → OK; clears TTLs. An odd number of
 /// arguments after the name is an arity error.
 pub fn mset(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
-    if args.len() < 3 || args.len() % 2 == 0 {
+    if args.len() < 3 || args.len().is_multiple_of(2) {
         return wrong_arity("mset");
     }
     for pair in args[1..].chunks_exact(2) {
@@ -70,7 +70,7 @@ pub fn mset(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
 /// `MSETNX key value [key value ...]` → 1 when every key was set, 0 (and nothing set) when
 /// any of them exists.
 pub fn msetnx(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
-    if args.len() < 3 || args.len() % 2 == 0 {
+    if args.len() < 3 || args.len().is_multiple_of(2) {
         return wrong_arity("msetnx");
     }
     if args[1..].iter().step_by(2).any(|key| db.contains(key, now)) {

@@ -101,7 +101,7 @@ pub fn zincrby(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
 /// The body of ZADD with `flags` parsed and the score/member pairs at `args[at..]`.
 fn add_generic(db: &mut Db, args: &[Bytes], now: u64, flags: AddFlags, at: usize) -> Frame {
     let rest = &args[at..];
-    if rest.is_empty() || rest.len() % 2 != 0 {
+    if rest.is_empty() || !rest.len().is_multiple_of(2) {
         return syntax_error();
     }
     if flags.nx && flags.xx {

@@ -118,7 +118,7 @@ fn memory(value: &str) -> Result<u64, String> {
 /// `updateClientOutputBufferLimit`); classes `normal`, `replica`/`slave`, `pubsub`.
 fn set_output_limits(runtime: &mut RuntimeConfig, value: &str) -> Result<(), String> {
     let words: Vec<&str> = value.split_whitespace().collect();
-    if words.len() % 4 != 0 {
+    if !words.len().is_multiple_of(4) {
         return Err("Wrong number of arguments in buffer limit configuration.".into());
     }
     let mut next = runtime.clone();

@@ -127,7 +127,7 @@ pub async fn kill(shard: &Rc<Shard>, session: &Session, args: &[Bytes]) -> Frame
             _ => Frame::ok(),
         };
     }
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Frame::error("ERR syntax error");
     }
     let mut filter = ClientFilter {

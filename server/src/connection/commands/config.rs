@@ -35,7 +35,7 @@ pub async fn config(shard: &Shard, args: &[Bytes]) -> Frame {
     let sub = args[1].to_ascii_uppercase();
     match sub.as_slice() {
         b"GET" if args.len() >= 3 => get(shard, &args[2..]),
-        b"SET" if args.len() >= 4 && args.len() % 2 == 0 => set(shard, &args[2..]).await,
+        b"SET" if args.len() >= 4 && args.len().is_multiple_of(2) => set(shard, &args[2..]).await,
         b"GET" | b"SET" | b"RESETSTAT" | b"REWRITE" | b"HELP"
             if args.len() != 2 || sub.as_slice() == b"GET" || sub.as_slice() == b"SET" =>
         {
