@@ -1,8 +1,8 @@
 //! Batching the password verifications queued on a shard (`--hash-batch`, inline and
 //! yield modes; offload batches in [`crate::OffloadPool`]).
 //!
-//! A login's verification is queued when its AUTH is read ([`ShardBatcher::submit`]) and
-//! run when its task awaits it ([`Queued::wait`]). The first waiter to find no batch
+//! A login's verification is queued when its AUTH is read (`Verifier::submit`) and
+//! run when its task awaits it (`Submitted::wait`). The first waiter to find no batch
 //! running starts one at once with every queued verification of the front job's round
 //! count, up to the kernel's lanes ([`crate::sha512_lanes::Kernel::lanes`]): a lone login
 //! runs alone with no added wait, while during a storm the logins read since the last

@@ -17,6 +17,10 @@
 //!   (ScyllaDB's "alien" thread when 1); the shard awaits a oneshot. No stalls, but the
 //!   node's login rate is that of the pool.
 //!
+//! In every mode, `--hash-batch` ([`HashBatch`]) hashes the verifications already queued when
+//! one starts together, up to 8 in lock-step on the CPU's SIMD lanes ([`sha512_lanes`],
+//! [`sha512_crypt::Sha512CryptBatch`], [`batching`]); a lone one starts at once, alone.
+//!
 //! Around it: [`Users`] (the users file, checked at load), [`LoginGate`] (at most N logins
 //! in progress per shard, FIFO, shed after a timeout), [`CredentialsCache`] (optional, off
 //! by default) and [`run_passwd`] (the `shardline passwd` command).
