@@ -5,7 +5,7 @@
 //! Run: `cargo bench -p shardline-benches --bench hash -- --measurement-time 5`
 
 use std::cell::Cell;
-use std::ffi::{c_char, c_void, CStr, CString};
+use std::ffi::CString;
 use std::hint::black_box;
 use std::path::Path;
 use std::rc::Rc;
@@ -19,39 +19,9 @@ use shardline_auth::{HashMode, PasswordHash, Users, UsersLimits, Verifier, Verif
 const HASH: &str = "$6$benchsalt1234567$";
 const PASSWORD: &str = "benchmark password";
 
-#[link(name = "crypt")]
-extern "C" {
-    fn crypt_r(phrase: *const c_char, setting: *const c_char, data: *mut c_void) -> *mut c_char;
-}
-
-/// libxcrypt's `struct crypt_data` is 32 KiB; give it 64 KiB of zeroed heap to be safe.
-struct CryptData(Vec<u8>);
-
-impl CryptData {
-    fn new() -> Self {
-        CryptData(vec![0u8; 64 << 10])
-    }
-
-    /// `crypt_r(phrase, setting)`, or `None` if libxcrypt refused.
-    fn crypt(&mut self, phrase: &CStr, setting: &CStr) -> Option<String> {
-        // SAFETY: both strings are NUL-terminated; data points to a zeroed buffer larger
-        // than struct crypt_data; the result points into that buffer and is copied out
-        // before the buffer is used again.
-        let out = unsafe {
-            crypt_r(
-                phrase.as_ptr(),
-                setting.as_ptr(),
-                self.0.as_mut_ptr().cast(),
-            )
-        };
-        if out.is_null() {
-            return None;
-        }
-        // SAFETY: non-null results of crypt_r are NUL-terminated strings inside `data`.
-        let s = unsafe { CStr::from_ptr(out) }.to_str().ok()?.to_string();
-        (!s.starts_with('*')).then_some(s)
-    }
-}
+#[path = "common/xcrypt.rs"]
+mod xcrypt;
+use xcrypt::CryptData;
 
 fn hash_verify(c: &mut Criterion) {
     let phrase = CString::new(PASSWORD).expect("no NUL");
