@@ -1,6 +1,7 @@
 //! Runs `shardline-bench --smoke` against the freshly built `shardline` binary so the harness
 //! cannot rot: the Markdown, JSON and SVG outputs must exist and the JSON must hold a headline
-//! row per hash mode with a positive connection rate, a durability row per append-only log
+//! row per hash mode and `--hash-batch` setting (auto, off) with a positive connection rate and
+//! a mean batch size (exactly 1 with batching off), a durability row per append-only log
 //! setting and pipeline depth with a positive request rate, a restart row that got every
 //! key back, and types rows (ZADD, ZRANGE, PUBLISH fan-out) whose subscribers got every message.
 //!
@@ -105,14 +106,26 @@ fn smoke_run_writes_tables_json_and_chart() {
     .expect("valid JSON");
     let rows = json["headline"].as_array().expect("headline array");
     for mode in ["inline", "yield", "offload"] {
-        let row = rows
-            .iter()
-            .find(|r| r["mode"] == mode)
-            .unwrap_or_else(|| panic!("no headline row for {mode}"));
-        let rate = row["conn_per_s_per_shard"]["median"]
-            .as_f64()
-            .unwrap_or(0.0);
-        assert!(rate > 0.0, "{mode}: conn/s per shard is {rate}");
+        for batch in ["auto", "off"] {
+            let row = rows
+                .iter()
+                .find(|r| r["mode"] == mode && r["hash_batch"] == batch)
+                .unwrap_or_else(|| panic!("no headline row for {mode}, --hash-batch {batch}"));
+            let rate = row["conn_per_s_per_shard"]["median"]
+                .as_f64()
+                .unwrap_or(0.0);
+            assert!(
+                rate > 0.0,
+                "{mode}, batch {batch}: conn/s per shard is {rate}"
+            );
+            // Every verification is in a batch of at least one; with batching off, of one.
+            let mean = row["batch_size_mean"]["median"].as_f64().unwrap_or(0.0);
+            if batch == "off" {
+                assert_eq!(mean, 1.0, "{mode}, batch off: mean batch size");
+            } else {
+                assert!(mean >= 1.0, "{mode}, batch auto: mean batch size {mean}");
+            }
+        }
     }
     assert!(
         json["rpc"].as_array().is_some_and(|r| !r.is_empty()),

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use shardline_benches::harness::error::HarnessError;
-use shardline_benches::harness::plan::{HashMode, Plan, Table};
+use shardline_benches::harness::plan::{HashBatch, HashMode, Plan, Table};
 use shardline_benches::harness::session::Tools;
 use shardline_benches::harness::{markdown, run};
 
@@ -41,6 +41,9 @@ struct Cli {
     /// Hash modes of the headline table.
     #[arg(long, value_delimiter = ',', default_value = "inline,yield,offload")]
     modes: Vec<HashMode>,
+    /// shardline --hash-batch settings of the headline table: each hash mode runs with each.
+    #[arg(long, value_delimiter = ',', default_value = "auto,off")]
+    hash_batch: Vec<HashBatch>,
     /// Target length of one headline storm, seconds (default 6, or 1.5 with --smoke).
     #[arg(long)]
     storm_seconds: Option<f64>,
@@ -127,6 +130,7 @@ fn plan(cli: &Cli) -> Result<Plan, HarnessError> {
     }
     plan.tables = cli.tables.clone();
     plan.modes = cli.modes.clone();
+    plan.hash_batches = cli.hash_batch.clone();
     plan.smp = cli.smp;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cli.no_pin || cpus < 2 {
@@ -178,7 +182,7 @@ fn main() -> ExitCode {
         }
     };
     let wanted_modes = if plan.runs_table(Table::Headline) {
-        plan.modes.len()
+        plan.modes.len() * plan.hash_batches.len()
     } else {
         0
     };

@@ -119,7 +119,7 @@ fn finite(v: f64) -> f64 {
 /// # Errors
 /// [`HarnessError::Config`] when plotters cannot draw or write the file.
 pub fn write(rows: &[HeadlineRow], path: &Path) -> Result<(), HarnessError> {
-    let labels: Vec<String> = rows.iter().map(|r| r.mode.clone()).collect();
+    let labels: Vec<String> = rows.iter().map(|r| r.label()).collect();
     let root = SVGBackend::new(path, (980, 420)).into_drawing_area();
     root.fill(&WHITE).map_err(chart_err)?;
     let (left, right) = root.split_horizontally(490);
@@ -154,6 +154,8 @@ mod tests {
         let s = |v: &[f64]| Summary::of(v).expect("values");
         HeadlineRow {
             mode: mode.into(),
+            hash_batch: None,
+            batch_size_mean: None,
             conn_per_s_per_shard: s(conn),
             stalls_per_shard: s(stalls),
             stalls_preempted_per_shard: None,

@@ -15,8 +15,51 @@ fn goal(name: &str, target: &str, measured: Option<f64>, ok: impl Fn(f64) -> boo
     }
 }
 
+/// The row of hash mode `name` with batching on (the server's default).
 fn mode<'a>(rows: &'a [HeadlineRow], name: &str) -> Option<&'a HeadlineRow> {
-    rows.iter().find(|r| r.mode == name)
+    rows.iter().find(|r| r.mode == name && !r.batch_off())
+}
+
+/// The row of hash mode `name` with `--hash-batch off`.
+fn mode_batch_off<'a>(rows: &'a [HeadlineRow], name: &str) -> Option<&'a HeadlineRow> {
+    rows.iter().find(|r| r.mode == name && r.batch_off())
+}
+
+/// Issue 15: per hash mode, conn/s with batching ≥ 2× without; in yield mode, reactor stalls
+/// and quota-violation time with batching no worse than without.
+fn batching_goals(headline: &[HeadlineRow]) -> Vec<Goal> {
+    let mut goals = Vec::new();
+    for name in ["inline", "yield", "offload"] {
+        let Some((on, off)) = mode(headline, name).zip(mode_batch_off(headline, name)) else {
+            continue;
+        };
+        let ratio = (off.conn_per_s_per_shard.median > 0.0)
+            .then(|| on.conn_per_s_per_shard.median / off.conn_per_s_per_shard.median);
+        goals.push(goal(
+            &format!("{name}: conn/s per shard, batch auto ÷ batch off"),
+            "≥ 2.0",
+            ratio,
+            |v| v >= 2.0,
+        ));
+        if name == "yield" {
+            goals.push(goal(
+                "yield: reactor stalls per shard, batch auto − batch off",
+                "≤ 0",
+                Some(on.stalls_per_shard.median - off.stalls_per_shard.median),
+                |v| v <= 0.0,
+            ));
+            goals.push(goal(
+                "yield: quota-violation ms per shard, batch auto − batch off",
+                "≤ 0",
+                Some(
+                    on.quota_violation_ms_per_shard.median
+                        - off.quota_violation_ms_per_shard.median,
+                ),
+                |v| v <= 0.0,
+            ));
+        }
+    }
+    goals
 }
 
 fn rpc<'a>(rows: &'a [RpcRow], tls: bool, command: &str) -> Option<&'a RpcRow> {
@@ -122,6 +165,7 @@ pub fn evaluate(
             |v| v >= 1.5,
         ),
     ];
+    goals.extend(batching_goals(headline));
     goals.extend(per_row);
     goals.push(goal(
         "reactor stalls during a run of SETs with appendfsync always (worst row's median)",

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::error::HarnessError;
-use super::plan::HashMode;
+use super::plan::{HashBatch, HashMode};
 use super::procstat;
 use super::prom::{self, Scrape};
 use super::redis_benchmark::Workload;
@@ -23,6 +23,16 @@ const ACCEPTED: &str = "shardline_connections_accepted_total";
 const HANDSHAKES: &str = "shardline_tls_handshakes_completed_total";
 const LOGINS: &str = "shardline_logins_total";
 const HASH: &str = "shardline_password_hash_duration_seconds";
+const BATCH_SUM: &str = "shardline_password_hash_batch_size_sum";
+const BATCH_COUNT: &str = "shardline_password_hash_batch_size_count";
+
+/// Mean batch size between two scrapes: delta of the histogram's `_sum` ÷ delta of its
+/// `_count`, over every shard and mode. `None` without verifications in between.
+pub fn batch_size_mean(before: &Scrape, after: &Scrape) -> Option<f64> {
+    let count = after.sum_where(BATCH_COUNT, &[]) - before.sum_where(BATCH_COUNT, &[]);
+    let sum = after.sum_where(BATCH_SUM, &[]) - before.sum_where(BATCH_SUM, &[]);
+    (count > 0.0).then(|| sum / count)
+}
 
 /// The login-storm workload: `-t get -k 0`, one request per connection.
 pub fn storm_workload(clients: u32) -> Workload {
@@ -64,9 +74,17 @@ pub fn shard_deltas(before: &Scrape, after: &Scrape) -> BTreeMap<String, ShardDe
     shards
 }
 
-fn one_run(session: &Session, mode: HashMode) -> Result<HeadlineRun, HarnessError> {
+fn one_run(
+    session: &Session,
+    mode: HashMode,
+    batch: HashBatch,
+) -> Result<HeadlineRun, HarnessError> {
     let plan = &session.plan;
-    let mut server = ShardlineServer::start(&session.shardline(mode, true, 0), &session.files)?;
+    let opts = super::shardline::ShardlineOptions {
+        hash_batch: Some(batch),
+        ..session.shardline(mode, true, 0)
+    };
+    let mut server = ShardlineServer::start(&opts, &session.files)?;
     let ep = server.endpoint().clone();
     let timeout = session.timeout(plan.storm_seconds);
     let (_warm, work) = session.bench.calibrate(
@@ -101,6 +119,7 @@ fn one_run(session: &Session, mode: HashMode) -> Result<HeadlineRun, HarnessErro
         conn_per_s_per_shard: storm.rps / plan.smp as f64,
         storm,
         shards: shard_deltas(&m0, &m1),
+        batch_size_mean: batch_size_mean(&m0, &m1),
         hash_p50_ms: prom::quantile(&hash, 0.50).map(|s| s * 1000.0),
         hash_p99_ms: prom::quantile(&hash, 0.99).map(|s| s * 1000.0),
         server_cpu: c1.process,
@@ -111,19 +130,31 @@ fn one_run(session: &Session, mode: HashMode) -> Result<HeadlineRun, HarnessErro
     })
 }
 
-/// Runs `plan.runs` headline runs of `mode` (fresh server each) and summarises them.
+/// Runs `plan.runs` headline runs of `mode` with `--hash-batch batch` (fresh server each)
+/// and summarises them.
 ///
 /// # Errors
 /// The first failing run's error.
-pub fn run(session: &Session, mode: HashMode) -> Result<HeadlineRow, HarnessError> {
+pub fn run(
+    session: &Session,
+    mode: HashMode,
+    batch: HashBatch,
+) -> Result<HeadlineRow, HarnessError> {
     let smp = session.plan.smp as f64;
+    let label = format!("{mode}, batch {batch}");
     let mut runs = Vec::new();
     for i in 1..=session.plan.runs {
-        let run = session.with_retry(&format!("{mode} run {i}"), || one_run(session, mode))?;
+        let run = session.with_retry(&format!("{label} run {i}"), || {
+            one_run(session, mode, batch)
+        })?;
         let stalls: f64 = run.shards.values().map(|s| s.stalls).sum();
         session.progress(&format!(
-            "  {mode} run {i}: {:.1} conn/s per shard, {:.0} stalls, probe p99 {:.2} ms, own client {:.1} conn/s",
-            run.conn_per_s_per_shard, stalls, run.probe.latency.p99_ms, run.own_storm.conn_per_s
+            "  {label} run {i}: {:.1} conn/s per shard, {:.0} stalls, probe p99 {:.2} ms, own client {:.1} conn/s, mean batch {:.2}",
+            run.conn_per_s_per_shard,
+            stalls,
+            run.probe.latency.p99_ms,
+            run.own_storm.conn_per_s,
+            run.batch_size_mean.unwrap_or(f64::NAN)
         ));
         runs.push(run);
     }
@@ -136,6 +167,13 @@ pub fn run(session: &Session, mode: HashMode) -> Result<HeadlineRow, HarnessErro
     let hash_p99: Vec<f64> = runs.iter().filter_map(|r| r.hash_p99_ms).collect();
     Ok(HeadlineRow {
         mode: mode.to_string(),
+        hash_batch: Some(batch.to_string()),
+        batch_size_mean: Summary::of(
+            &runs
+                .iter()
+                .filter_map(|r| r.batch_size_mean)
+                .collect::<Vec<_>>(),
+        ),
         conn_per_s_per_shard: Summary::collect(runs.iter().map(|r| r.conn_per_s_per_shard)),
         stalls_per_shard: per_shard(|s| s.stalls),
         stalls_preempted_per_shard: Some(per_shard(|s| s.stalls_preempted)),

@@ -88,17 +88,18 @@ pub fn render(r: &Results) -> String {
             p.probe_rate
         );
         out.push_str(
-            "| hash mode | new conn/s per shard | reactor stalls per shard | stalls preempted per shard | quota-violation ms per shard \
+            "| hash mode | new conn/s per shard | mean hash batch | reactor stalls per shard | stalls preempted per shard | quota-violation ms per shard \
              | login p99 ms (client) | hash p99 ms (server) | probe GET p50 / p99 / max ms | own client conn/s per shard \
              | server CPU | server CPU ms per conn | other load on server CPU |\n\
-             |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+             |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         );
         for h in &r.headline {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} / {} / {} | {} | {} | {} | {} |",
-                h.mode,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} / {} | {} | {} | {} | {} |",
+                h.label(),
                 cell(&h.conn_per_s_per_shard),
+                opt_cell(h.batch_size_mean.as_ref()),
                 cell(&h.stalls_per_shard),
                 opt_cell(h.stalls_preempted_per_shard.as_ref()),
                 cell(&h.quota_violation_ms_per_shard),

@@ -139,7 +139,7 @@ fn cross_check_note(row: &results::HeadlineRow) -> Option<String> {
             "hash mode {}: redis-benchmark measured {rb:.1} conn/s per shard but shardline-load \
              {own:.1}; one client is stalled by something the other avoids (compare the \
              latency fields of `storm` and `own_storm` in the JSON)",
-            row.mode
+            row.label()
         )
     })
 }
@@ -156,7 +156,7 @@ fn table<T>(session: &Session, table: Table, what: &str, rows: impl FnOnce() -> 
 /// Runs the whole comparison described by `plan` and writes `results.json`, `chart.svg` and
 /// `results.md` into `out_dir` (scratch files go to `out_dir/work`). Parts that fail are
 /// recorded in [`Results::notes`] (a headline mode that failed has no row: callers compare
-/// `headline.len()` with `plan.modes.len()`).
+/// `headline.len()` with `plan.modes.len() × plan.hash_batches.len()`).
 ///
 /// # Errors
 /// Set-up failures or unwritable outputs.
@@ -173,10 +173,16 @@ pub fn run(
     let mut headline = Vec::new();
     if plan.runs_table(Table::Headline) {
         for &mode in &plan.modes {
-            session.progress(&format!("login storm, --hash-mode {mode}"));
-            match headline::run(&session, mode) {
-                Ok(row) => headline.push(row),
-                Err(err) => notes.push(format!("headline mode {mode} failed: {err}")),
+            for &batch in &plan.hash_batches {
+                session.progress(&format!(
+                    "login storm, --hash-mode {mode} --hash-batch {batch}"
+                ));
+                match headline::run(&session, mode, batch) {
+                    Ok(row) => headline.push(row),
+                    Err(err) => notes.push(format!(
+                        "headline mode {mode}, --hash-batch {batch} failed: {err}"
+                    )),
+                }
             }
         }
     }

@@ -35,6 +35,37 @@ impl fmt::Display for HashMode {
     }
 }
 
+/// shardline's `--hash-batch`: batch queued password verifications on the widest SHA-512
+/// kernel (`auto`, the server's default) or hash them one at a time (`off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum HashBatch {
+    /// Up to the kernel's lanes (8 with AVX-512F) queued verifications hashed together.
+    Auto,
+    /// One verification at a time.
+    Off,
+}
+
+impl HashBatch {
+    /// The flag value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HashBatch::Auto => "auto",
+            HashBatch::Off => "off",
+        }
+    }
+}
+
+impl fmt::Display for HashBatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+fn both_hash_batches() -> Vec<HashBatch> {
+    vec![HashBatch::Auto, HashBatch::Off]
+}
+
 /// How a server keeps its writes: nothing, or an append-only log with Redis's `appendfsync`
 /// policy (shardline `--appendonly/--appendfsync`, redis-server `appendonly/appendfsync`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,6 +185,9 @@ pub struct Plan {
     pub client_cpus: Option<String>,
     /// Hash modes of the headline table.
     pub modes: Vec<HashMode>,
+    /// `--hash-batch` settings of the headline table: every mode runs with each (issue 15).
+    #[serde(default = "both_hash_batches")]
+    pub hash_batches: Vec<HashBatch>,
     /// redis-benchmark `-c` of the login storms.
     pub storm_clients: u32,
     /// Target length of one headline storm, seconds.
@@ -232,6 +266,7 @@ impl Plan {
             server_cpus: Some("0".into()),
             client_cpus: Some("1".into()),
             modes: vec![HashMode::Inline, HashMode::Yield, HashMode::Offload],
+            hash_batches: both_hash_batches(),
             storm_clients: 16,
             storm_seconds: 6.0,
             storm_warmup_requests: 300,

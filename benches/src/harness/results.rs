@@ -106,6 +106,26 @@ pub struct HeadlineRun {
     pub probe: ProbeReport,
     /// The `shardline-load` cross-check storm (after the redis-benchmark storm).
     pub own_storm: StormReport,
+    /// Mean size of the batches the verifications of the storm were hashed in: delta of
+    /// `shardline_password_hash_batch_size_sum` ÷ delta of its `_count` (all shards and
+    /// modes); `None` without verifications or from a server without the histogram.
+    #[serde(default)]
+    pub batch_size_mean: Option<f64>,
+}
+
+impl HeadlineRow {
+    /// The row's label: the hash mode, with `, batch off` when batching was off.
+    pub fn label(&self) -> String {
+        match self.hash_batch.as_deref() {
+            None | Some("auto") => self.mode.clone(),
+            Some(other) => format!("{}, batch {other}", self.mode),
+        }
+    }
+
+    /// Whether the row ran with batching off.
+    pub fn batch_off(&self) -> bool {
+        self.hash_batch.as_deref() == Some("off")
+    }
 }
 
 /// One row of the headline table: medians over runs, with min–max.
@@ -113,6 +133,13 @@ pub struct HeadlineRun {
 pub struct HeadlineRow {
     /// `--hash-mode`.
     pub mode: String,
+    /// `--hash-batch` (`auto`, `off`); `None` in results made before issue 15 (the server
+    /// then had no batching).
+    #[serde(default)]
+    pub hash_batch: Option<String>,
+    /// Mean batch size of the storm's verifications (see [`HeadlineRun::batch_size_mean`]).
+    #[serde(default)]
+    pub batch_size_mean: Option<Summary>,
     /// New connections per second per shard, each with TLS handshake + AUTH (redis-benchmark).
     pub conn_per_s_per_shard: Summary,
     /// Reactor stalls per shard over the storm.

@@ -115,6 +115,7 @@ impl Session {
             smp: self.plan.smp,
             cpus: self.plan.server_cpus.clone(),
             hash_mode: mode,
+            hash_batch: None,
             tls,
             cache_ttl_ms,
             persistence: Persistence::Off,

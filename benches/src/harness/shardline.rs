@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::certs::CertFiles;
 use super::endpoint::Endpoint;
 use super::error::HarnessError;
-use super::plan::{HashMode, Persistence};
+use super::plan::{HashBatch, HashMode, Persistence};
 use super::process::{pinned_command, Managed};
 
 /// Longest a server may take to print its start-up line (a debug build is slow).
@@ -24,6 +24,8 @@ pub struct ShardlineOptions {
     pub cpus: Option<String>,
     /// `--hash-mode`.
     pub hash_mode: HashMode,
+    /// `--hash-batch`; `None` = not passed (the server's default, `auto`).
+    pub hash_batch: Option<HashBatch>,
     /// TLS on (`false` = `--tls off`).
     pub tls: bool,
     /// `--credentials-cache-ttl-ms` (0 = cache off).
@@ -117,6 +119,9 @@ impl ShardlineServer {
             .arg(opts.cache_ttl_ms.to_string())
             .args(opts.persistence.server_args())
             .env("NO_COLOR", "1");
+        if let Some(batch) = opts.hash_batch {
+            cmd.arg("--hash-batch").arg(batch.as_str());
+        }
         if !opts.tls {
             cmd.arg("--tls").arg("off");
         }
