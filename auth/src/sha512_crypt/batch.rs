@@ -215,8 +215,9 @@ impl Sha512CryptBatch {
             for (block, &mask) in layout.blocks.iter().zip(&layout.masks) {
                 self.kernel.compress(&mut state, block, mask);
             }
+            // `state` is not wiped per round (as in the scalar path): it equals the new C,
+            // which is wiped on drop.
             self.c = state;
-            state.zeroize();
             i += 1;
             m3 = if m3 == 2 { 0 } else { m3 + 1 };
             m7 = if m7 == 6 { 0 } else { m7 + 1 };
@@ -246,5 +247,48 @@ impl Sha512CryptBatch {
 impl Drop for Sha512CryptBatch {
     fn drop(&mut self) {
         self.c.zeroize();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kernel calls of one round of each layout: the active-lane mask of each block.
+    fn work(batch: &Sha512CryptBatch) -> Vec<Vec<u8>> {
+        batch.layouts.iter().map(|l| l.masks.clone()).collect()
+    }
+
+    #[test]
+    fn work_depends_on_lengths_only() {
+        let salt = b"0123456789abcdef".as_slice();
+        let a: [(&[u8], &[u8]); 3] = [
+            (b"short-pw-12b", salt),
+            (b"twenty-byte-password", salt),
+            (b"", b"s"),
+        ];
+        let b: [(&[u8], &[u8]); 3] = [
+            (b"ZZZZZZZZZZZZ", salt),
+            (
+                b"\0\xff\0\xff\0\xff\0\xff\0\xff\0\xff\0\xff\0\xff\0\xff\0\xff",
+                salt,
+            ),
+            (b"", b"t"),
+        ];
+        let (wa, wb) = (
+            work(&Sha512CryptBatch::new(Kernel::Scalar, &a, 1000)),
+            work(&Sha512CryptBatch::new(Kernel::Scalar, &b, 1000)),
+        );
+        assert_eq!(wa, wb, "same lengths, different bytes: same kernel calls");
+        // Layout 7 (P, S, P, C): 64 + 2·12 + 16 + 17 padding = 121 bytes for the 12-byte
+        // password (one block), 137 for the 20-byte one (two blocks).
+        assert_eq!(wa[7], vec![0b111, 0b010]);
+        let longer: [(&[u8], &[u8]); 3] = [(&[b'x'; 200], salt), a[1], a[2]];
+        let wl = work(&Sha512CryptBatch::new(Kernel::Scalar, &longer, 1000));
+        assert_eq!(
+            wl[7],
+            vec![0b111, 0b011, 0b001, 0b001],
+            "a 200-byte password: 4 blocks"
+        );
     }
 }
