@@ -1,21 +1,13 @@
 //! Batched SHA-512-crypt (`Sha512CryptBatch`) against libxcrypt's answers and the scalar
 //! computation, on every kernel this CPU runs and every batch size from 1 to 8.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use shardline_auth::sha512_crypt::{PasswordHash, Sha512CryptBatch, Sha512CryptState};
 use shardline_auth::sha512_lanes::{Kernel, MAX_LANES};
 use shardline_auth::{Users, UsersLimits};
-
-fn unhex(s: &str) -> Vec<u8> {
-    if s == "-" {
-        return Vec::new();
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("fixture hex"))
-        .collect()
-}
 
 /// The fixture lines libxcrypt hashed: (bytes crypt saw, its answer).
 fn fixture() -> Vec<(Vec<u8>, String)> {
@@ -25,7 +17,7 @@ fn fixture() -> Vec<(Vec<u8>, String)> {
         .filter_map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
             f[3].starts_with("$6$")
-                .then(|| (unhex(f[1]), f[3].to_string()))
+                .then(|| (common::unhex(f[1]), f[3].to_string()))
         })
         .collect()
 }

@@ -1,5 +1,7 @@
 //! Known answers for SHA-512-crypt: Drepper's spec vectors and a libxcrypt fixture.
 
+mod common;
+
 use shardline_auth::sha512_crypt::{
     hash_password, HashFormatError, HashSetting, PasswordHash, Sha512CryptState,
 };
@@ -135,16 +137,6 @@ fn password_hash_parse_refuses_malformed() {
     }
 }
 
-fn unhex(s: &str) -> Vec<u8> {
-    if s == "-" {
-        return Vec::new();
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("fixture hex"))
-        .collect()
-}
-
 /// What we answer where libxcrypt refuses a setting (`*0`): the spec's clamping, or an error.
 fn expected_for_refused(setting: &str) -> Result<u32, ()> {
     let form = setting
@@ -172,7 +164,7 @@ fn libxcrypt_fixture() {
         }
         let f: Vec<&str> = line.split('\t').collect();
         assert_eq!(f.len(), 4, "line {}", n + 1);
-        let (input, seen, setting, result) = (unhex(f[0]), unhex(f[1]), f[2], f[3]);
+        let (input, seen, setting, result) = (common::unhex(f[0]), common::unhex(f[1]), f[2], f[3]);
         if result.starts_with("$6$") {
             let s = HashSetting::parse(setting).unwrap_or_else(|e| panic!("line {}: {e}", n + 1));
             let ours = s.hash(&seen);

@@ -14,9 +14,10 @@
 
 use zeroize::Zeroize;
 
-use crate::sha512_lanes::{Kernel, LaneBlock, LaneState, MAX_LANES};
+use crate::sha512_lanes::{Kernel, LaneBlock, LaneState, IV, MAX_LANES};
 
-use super::state::{padded_message, CryptDigest, Prepared, IV, ROUNDS_MAX, ROUNDS_MIN};
+use super::schedule::RoundSchedule;
+use super::state::{padded_message, CryptDigest, Prepared};
 
 /// One of step 21's eight layouts for every lane, as message words with a 64-byte hole
 /// for C (Drepper, 2008, step 21, laid out as in [`super::Sha512CryptState`]).
@@ -112,15 +113,12 @@ pub struct Sha512CryptBatch {
     layouts: Vec<LaneLayout>,
     /// The running digests C, one per lane (A before round 0).
     c: LaneState,
-    rounds: u32,
-    done: u32,
-    mod3: u32,
-    mod7: u32,
+    schedule: RoundSchedule,
 }
 
 impl Sha512CryptBatch {
     /// Prepares one computation per `(password, salt)` pair (Drepper, 2008, steps 1–20 for
-    /// each), all with `rounds` (clamped to [`ROUNDS_MIN`]..=[`ROUNDS_MAX`]); salts are cut
+    /// each), all with `rounds` (clamped to [`super::ROUNDS_MIN`]..=[`super::ROUNDS_MAX`]); salts are cut
     /// to 16 bytes. `kernel` must be available on this CPU ([`Kernel::is_available`]); any
     /// kernel runs any batch size, [`Kernel::lanes`] is the size it runs best.
     ///
@@ -170,10 +168,7 @@ impl Sha512CryptBatch {
             lanes: jobs.len(),
             layouts,
             c,
-            rounds: rounds.clamp(ROUNDS_MIN, ROUNDS_MAX),
-            done: 0,
-            mod3: 0,
-            mod7: 0,
+            schedule: RoundSchedule::new(rounds),
         }
     }
 
@@ -194,38 +189,30 @@ impl Sha512CryptBatch {
 
     /// Rounds of every computation, after clamping.
     pub fn rounds(&self) -> u32 {
-        self.rounds
+        self.schedule.rounds()
     }
 
     /// Rounds still to run.
     pub fn remaining(&self) -> u32 {
-        self.rounds - self.done
+        self.schedule.remaining()
     }
 
     /// Runs at most `max_rounds` rounds of step 21 in every lane; returns `true` once all
     /// rounds are done. Calling it again after completion does nothing and returns `true`.
     pub fn run_rounds(&mut self, max_rounds: u32) -> bool {
-        let end = self.done.saturating_add(max_rounds).min(self.rounds);
-        let (mut i, mut m3, mut m7) = (self.done, self.mod3, self.mod7);
-        while i < end {
-            let k = (i & 1) as usize | (usize::from(m3 != 0) << 1) | (usize::from(m7 != 0) << 2);
-            let layout = &mut self.layouts[k];
-            layout.insert_c(&self.c, self.lanes);
+        let (kernel, lanes) = (self.kernel, self.lanes);
+        let (layouts, c) = (&mut self.layouts, &mut self.c);
+        self.schedule.run(max_rounds, |k| {
+            let layout = &mut layouts[k];
+            layout.insert_c(c, lanes);
             let mut state = LaneState::splat(&IV);
             for (block, &mask) in layout.blocks.iter().zip(&layout.masks) {
-                self.kernel.compress(&mut state, block, mask);
+                kernel.compress(&mut state, block, mask);
             }
             // `state` is not wiped per round (as in the scalar path): it equals the new C,
             // which is wiped on drop.
-            self.c = state;
-            i += 1;
-            m3 = if m3 == 2 { 0 } else { m3 + 1 };
-            m7 = if m7 == 6 { 0 } else { m7 + 1 };
-        }
-        self.done = i;
-        self.mod3 = m3;
-        self.mod7 = m7;
-        self.done == self.rounds
+            *c = state;
+        })
     }
 
     /// Runs any remaining rounds and returns each computation's final digest (step 21's

@@ -13,6 +13,7 @@
 mod batch;
 mod encode;
 mod format;
+mod schedule;
 mod state;
 
 pub use batch::Sha512CryptBatch;

@@ -19,6 +19,9 @@ use sha2::{Digest as _, Sha512};
 use subtle::ConstantTimeEq;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
+use super::schedule::RoundSchedule;
+use crate::sha512_lanes::IV;
+
 /// Rounds when the setting names none (Drepper, 2008: "rounds=" absent ⇒ 5000).
 pub const ROUNDS_DEFAULT: u32 = 5000;
 /// Smallest round count the spec allows; smaller requests are raised to it.
@@ -29,18 +32,6 @@ pub const ROUNDS_MAX: u32 = 999_999_999;
 pub const SALT_MAX: usize = 16;
 
 type Block = GenericArray<u8, U128>;
-
-/// SHA-512 initial hash value (FIPS 180-4, 5.3.5).
-pub(super) const IV: [u64; 8] = [
-    0x6a09e667f3bcc908,
-    0xbb67ae8584caa73b,
-    0x3c6ef372fe94f82b,
-    0xa54ff53a5f1d36f1,
-    0x510e527fade682d1,
-    0x9b05688c2b3e6c1f,
-    0x1f83d9abfb41bd6b,
-    0x5be0cd19137e2179,
-];
 
 /// The 64-byte result of SHA-512-crypt; wiped from memory when dropped.
 #[derive(Clone, Zeroize, ZeroizeOnDrop)]
@@ -247,10 +238,7 @@ pub struct Sha512CryptState {
     inputs: Vec<RoundInput>,
     /// The running digest C (A before round 0).
     c: [u8; 64],
-    rounds: u32,
-    done: u32,
-    mod3: u32,
-    mod7: u32,
+    schedule: RoundSchedule,
 }
 
 impl Sha512CryptState {
@@ -260,7 +248,6 @@ impl Sha512CryptState {
     /// `rounds` is clamped to [`ROUNDS_MIN`]..=[`ROUNDS_MAX`]. Costs five SHA-512 digests
     /// plus work linear in the password length (the P sequence hashes `len²` bytes).
     pub fn new(password: &[u8], salt: &[u8], rounds: u32) -> Self {
-        let rounds = rounds.clamp(ROUNDS_MIN, ROUNDS_MAX);
         let prepared = Prepared::new(password, salt);
         let inputs = (0..8u8)
             .map(|k| RoundInput::new(&prepared.round_parts(k)))
@@ -268,40 +255,25 @@ impl Sha512CryptState {
         Sha512CryptState {
             inputs,
             c: prepared.a,
-            rounds,
-            done: 0,
-            mod3: 0,
-            mod7: 0,
+            schedule: RoundSchedule::new(rounds),
         }
     }
 
     /// Total rounds of this computation, after clamping.
     pub fn rounds(&self) -> u32 {
-        self.rounds
+        self.schedule.rounds()
     }
 
     /// Rounds still to run.
     pub fn remaining(&self) -> u32 {
-        self.rounds - self.done
+        self.schedule.remaining()
     }
 
     /// Runs at most `max_rounds` rounds of step 21; returns `true` once all rounds are done.
     /// Calling it again after completion does nothing and returns `true`.
     pub fn run_rounds(&mut self, max_rounds: u32) -> bool {
-        let end = self.done.saturating_add(max_rounds).min(self.rounds);
-        let (mut i, mut m3, mut m7) = (self.done, self.mod3, self.mod7);
-        while i < end {
-            let k = (i & 1) as usize | (usize::from(m3 != 0) << 1) | (usize::from(m7 != 0) << 2);
-            let next = self.inputs[k].hash(&self.c);
-            self.c = next;
-            i += 1;
-            m3 = if m3 == 2 { 0 } else { m3 + 1 };
-            m7 = if m7 == 6 { 0 } else { m7 + 1 };
-        }
-        self.done = i;
-        self.mod3 = m3;
-        self.mod7 = m7;
-        self.done == self.rounds
+        let (inputs, c) = (&mut self.inputs, &mut self.c);
+        self.schedule.run(max_rounds, |k| *c = inputs[k].hash(c))
     }
 
     /// Runs any remaining rounds and returns the final digest (step 21's last C).

@@ -145,6 +145,19 @@ const K_ROWS: [[u64; 16]; 5] = {
     rows
 };
 
+/// SHA-512 initial hash value H(0) (FIPS 180-4, 5.3.5): words a…h of every message's first
+/// chaining value.
+pub const IV: [u64; 8] = [
+    0x6a09e667f3bcc908,
+    0xbb67ae8584caa73b,
+    0x3c6ef372fe94f82b,
+    0xa54ff53a5f1d36f1,
+    0x510e527fade682d1,
+    0x9b05688c2b3e6c1f,
+    0x1f83d9abfb41bd6b,
+    0x5be0cd19137e2179,
+];
+
 /// Lanes of the widest kernel (AVX-512F: 8 × 64 bits).
 pub const MAX_LANES: usize = 8;
 

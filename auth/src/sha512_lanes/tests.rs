@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use sha2::digest::generic_array::GenericArray;
 
-use super::{Kernel, LaneBlock, LaneState, LaneWords, MAX_LANES};
+use super::{Kernel, LaneBlock, LaneState, LaneWords, IV, MAX_LANES};
 
 /// The kernels this CPU runs; prints the ones it skips.
 fn available_kernels() -> Vec<Kernel> {
@@ -69,18 +69,6 @@ proptest! {
         }
     }
 }
-
-/// SHA-512 initial hash value H(0) (FIPS 180-4, 5.3.5).
-const IV: [u64; 8] = [
-    0x6a09e667f3bcc908,
-    0xbb67ae8584caa73b,
-    0x3c6ef372fe94f82b,
-    0xa54ff53a5f1d36f1,
-    0x510e527fade682d1,
-    0x9b05688c2b3e6c1f,
-    0x1f83d9abfb41bd6b,
-    0x5be0cd19137e2179,
-];
 
 /// SHA-512("abc") (FIPS 180-4 example, one block): every kernel, every lane.
 #[test]

@@ -31,3 +31,14 @@ pub fn tool_users() -> Users {
     Users::parse(Path::new("users_tools.txt"), text, &UsersLimits::default())
         .expect("fixture loads")
 }
+
+/// Bytes of a fixture hex field (`-` = empty).
+pub fn unhex(s: &str) -> Vec<u8> {
+    if s == "-" {
+        return Vec::new();
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("fixture hex"))
+        .collect()
+}
