@@ -437,8 +437,12 @@ impl Reactor {
     /// dropped, and each wake-up of the file sets the source's result (shardline patch).
     pub(crate) fn poll_read_ready_multishot(&self, fd: RawFd) -> Source {
         let source = self.new_source(fd, SourceType::PollAdd, None);
-        self.sys
-            .poll_ready_multishot(&source, common_flags() | read_flags());
+        // shardline patch: POLLRDHUP too, so a completion tells the stream that the peer
+        // closed (`NonBufferedStream::poll_read` then stops waiting for wake-ups).
+        self.sys.poll_ready_multishot(
+            &source,
+            common_flags() | read_flags() | PollFlags::from_bits_retain(libc::POLLRDHUP),
+        );
         source
     }
 

@@ -224,6 +224,11 @@ pub(crate) struct NonBufferedStream<S> {
     /// The last read filled the caller's buffer: the socket may hold more data although no
     /// new wake-up will come for it (shardline patch).
     rx_maybe_unread: bool,
+    /// A completion of the read poll reported that the peer closed or the socket failed
+    /// (`POLLRDHUP`, `POLLHUP`, `POLLERR`): from then on every read goes to the socket, since
+    /// the end of the stream or the error waits behind any data left and no wake-up will
+    /// come for it (shardline patch).
+    rx_peer_closed: bool,
     write_timeout: Timeout,
     read_timeout: Timeout,
 }
@@ -272,11 +277,16 @@ impl<S: AsRawFd> NonBufferedStream<S> {
         let reactor = self.reactor.upgrade().unwrap();
         let reactor = reactor.as_ref();
 
+        let polled = self.source_rx.as_ref().map(|src| src.result());
+        if let Some(Some(Ok(mask))) = polled {
+            let closed = libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR;
+            if mask as libc::c_short & closed != 0 {
+                self.rx_peer_closed = true;
+            }
+        }
         let readable = self.rx_maybe_unread
-            || self
-                .source_rx
-                .as_ref()
-                .is_none_or(|src| src.result().is_some());
+            || self.rx_peer_closed
+            || polled.is_none_or(|result| result.is_some());
 
         if readable {
             if let Some(src) = &self.source_rx {
@@ -384,6 +394,7 @@ where
             source_tx: None,
             source_rx: None,
             rx_maybe_unread: false,
+            rx_peer_closed: false,
             write_timeout: Timeout::new(reactor.register_timer()),
             read_timeout: Timeout::new(reactor.register_timer()),
         };
