@@ -15,10 +15,6 @@ fn pair(key: &str, element: &str) -> Vec<u8> {
     format!("*2\r\n{}{}", bulk(key), bulk(element)).into_bytes()
 }
 
-fn text(reply: Vec<u8>) -> String {
-    String::from_utf8_lossy(&reply).into_owned()
-}
-
 #[test]
 fn blpop_on_another_shard_is_woken_by_a_push() {
     let server = Server::start(ARGS);
@@ -28,7 +24,7 @@ fn blpop_on_another_shard_is_woken_by_a_push() {
     waiter.send(&[b"BLPOP", key.as_bytes(), b"0"]);
     wait_blocked(&mut other, 1);
     // The waiter shows as blocked in CLIENT LIST.
-    let list = text(other.request(&[b"CLIENT", b"LIST"]));
+    let list = common::text(other.request(&[b"CLIENT", b"LIST"]));
     assert!(
         list.lines()
             .any(|l| l.contains(" flags=b ") && l.contains(" cmd=blpop ")),
@@ -40,7 +36,7 @@ fn blpop_on_another_shard_is_woken_by_a_push() {
     );
     assert_eq!(waiter.read_reply(), pair(&key, "x"));
     assert_eq!(
-        text(other.request(&[b"LRANGE", key.as_bytes(), b"0", b"-1"])),
+        common::text(other.request(&[b"LRANGE", key.as_bytes(), b"0", b"-1"])),
         format!("*1\r\n{}", bulk("y"))
     );
     wait_blocked(&mut other, 0);
@@ -68,7 +64,7 @@ fn blpop_of_several_keys_names_the_key_that_got_data() {
     wait_blocked(&mut other, 0);
     other.request(&[b"RPUSH", b.as_bytes(), b"kept"]);
     assert_eq!(
-        text(other.request(&[b"LRANGE", b.as_bytes(), b"0", b"-1"])),
+        common::text(other.request(&[b"LRANGE", b.as_bytes(), b"0", b"-1"])),
         format!("*1\r\n{}", bulk("kept"))
     );
 }
@@ -142,7 +138,7 @@ fn waiters_are_served_first_come_first_served() {
         assert_eq!(waiter.read_reply(), pair(&key, element));
     }
     assert_eq!(
-        text(pusher.request(&[b"LRANGE", key.as_bytes(), b"0", b"-1"])),
+        common::text(pusher.request(&[b"LRANGE", key.as_bytes(), b"0", b"-1"])),
         format!("*1\r\n{}", bulk("d"))
     );
 }
@@ -167,7 +163,7 @@ fn blmove_across_shards_moves_the_element_once() {
     assert_eq!(waiter.read_reply(), bulk("x").into_bytes());
     assert_eq!(other.request(&[b"EXISTS", src.as_bytes()]), b":0\r\n");
     assert_eq!(
-        text(other.request(&[b"LRANGE", dst.as_bytes(), b"0", b"-1"])),
+        common::text(other.request(&[b"LRANGE", dst.as_bytes(), b"0", b"-1"])),
         format!("*2\r\n{}{}", bulk("x"), bulk("old"))
     );
     // BRPOPLPUSH with both keys on one shard (the other one than the waiter's).
@@ -177,11 +173,11 @@ fn blmove_across_shards_moves_the_element_once() {
     other.request(&[b"RPUSH", src.as_bytes(), b"y", b"z"]);
     assert_eq!(waiter.read_reply(), bulk("z").into_bytes());
     assert_eq!(
-        text(other.request(&[b"LRANGE", dst1.as_bytes(), b"0", b"-1"])),
+        common::text(other.request(&[b"LRANGE", dst1.as_bytes(), b"0", b"-1"])),
         format!("*1\r\n{}", bulk("z"))
     );
     assert_eq!(
-        text(other.request(&[b"LRANGE", src.as_bytes(), b"0", b"-1"])),
+        common::text(other.request(&[b"LRANGE", src.as_bytes(), b"0", b"-1"])),
         format!("*1\r\n{}", bulk("y"))
     );
 }
@@ -199,7 +195,7 @@ fn a_waiter_that_left_gets_nothing_popped() {
     wait_blocked(&mut other, 0);
     other.request(&[b"RPUSH", key.as_bytes(), b"x"]);
     assert_eq!(
-        text(other.request(&[b"LRANGE", key.as_bytes(), b"0", b"-1"])),
+        common::text(other.request(&[b"LRANGE", key.as_bytes(), b"0", b"-1"])),
         format!("*1\r\n{}", bulk("x"))
     );
     // A waiter that timed out, likewise.
@@ -218,7 +214,7 @@ fn client_unblock_and_client_kill_end_a_wait() {
     let server = Server::start(ARGS);
     let mut waiter = client_on(&server, 0);
     let mut other = client_on(&server, 1);
-    let id = text(waiter.request(&[b"CLIENT", b"ID"]));
+    let id = common::text(waiter.request(&[b"CLIENT", b"ID"]));
     let id = id.trim_start_matches(':').trim().to_string();
     let key = key_on(1, "bl:unblock:");
     waiter.send(&[b"BLPOP", key.as_bytes(), b"0"]);
@@ -302,7 +298,7 @@ fn served_pops_replay_after_a_restart() {
     assert_eq!(waiter.read_reply(), bulk("d").into_bytes());
     let before = other.request(&[b"LRANGE", key.as_bytes(), b"0", b"-1"]);
     assert_eq!(
-        text(before.clone()),
+        common::text(before.clone()),
         format!("*3\r\n{}{}{}", bulk("d"), bulk("b"), bulk("c"))
     );
     drop((waiter, other));

@@ -17,10 +17,6 @@ fn triple(key: &str, member: &str, score: &str) -> Vec<u8> {
     format!("*3\r\n{}{}{}", bulk(key), bulk(member), bulk(score)).into_bytes()
 }
 
-fn text(reply: Vec<u8>) -> String {
-    String::from_utf8_lossy(&reply).into_owned()
-}
-
 #[test]
 fn bzpopmin_on_another_shard_is_woken_by_zadd() {
     let server = Server::start(ARGS);
@@ -29,7 +25,7 @@ fn bzpopmin_on_another_shard_is_woken_by_zadd() {
     let key = key_on(1, "bz:wake:");
     waiter.send(&[b"BZPOPMIN", key.as_bytes(), b"0"]);
     wait_blocked(&mut other, 1);
-    let list = text(other.request(&[b"CLIENT", b"LIST"]));
+    let list = common::text(other.request(&[b"CLIENT", b"LIST"]));
     assert!(
         list.lines()
             .any(|l| l.contains(" flags=b ") && l.contains(" cmd=bzpopmin ")),
@@ -41,7 +37,7 @@ fn bzpopmin_on_another_shard_is_woken_by_zadd() {
     );
     assert_eq!(waiter.read_reply(), triple(&key, "a", "1"));
     assert_eq!(
-        text(other.request(&[b"ZRANGE", key.as_bytes(), b"0", b"-1", b"WITHSCORES"])),
+        common::text(other.request(&[b"ZRANGE", key.as_bytes(), b"0", b"-1", b"WITHSCORES"])),
         format!("*2\r\n{}{}", bulk("b"), bulk("2"))
     );
     wait_blocked(&mut other, 0);
@@ -56,7 +52,7 @@ fn bzpopmin_on_another_shard_is_woken_by_zadd() {
     other.request(&[b"ZADD", key.as_bytes(), b"1.5", b"x"]);
     waiter.request(&[b"HELLO", b"3"]);
     assert_eq!(
-        text(waiter.request(&[b"BZPOPMIN", key.as_bytes(), b"0"])),
+        common::text(waiter.request(&[b"BZPOPMIN", key.as_bytes(), b"0"])),
         format!("*3\r\n{}{},1.5\r\n", bulk(&key), bulk("x"))
     );
     // WRONGTYPE for a key of another type.
@@ -100,7 +96,7 @@ fn bzpopmax_serves_three_waiters_in_arrival_order() {
         assert_eq!(waiter.read_reply(), triple(&key, member, score));
     }
     assert_eq!(
-        text(adder.request(&[b"ZRANGE", key.as_bytes(), b"0", b"-1"])),
+        common::text(adder.request(&[b"ZRANGE", key.as_bytes(), b"0", b"-1"])),
         format!("*1\r\n{}", bulk("a"))
     );
 }
@@ -124,7 +120,7 @@ fn bzmpop_with_count_across_two_keys_on_different_shards() {
     wait_blocked(&mut other, 1);
     other.request(&[b"ZADD", b.as_bytes(), b"3", b"z", b"1", b"x", b"2", b"y"]);
     assert_eq!(
-        text(waiter.read_reply()),
+        common::text(waiter.read_reply()),
         format!(
             "*2\r\n{}*2\r\n*2\r\n{}{}*2\r\n{}{}",
             bulk(&b),
@@ -140,7 +136,7 @@ fn bzmpop_with_count_across_two_keys_on_different_shards() {
     assert_eq!(other.request(&[b"ZCARD", a.as_bytes()]), b":1\r\n");
     // Data already there: the first key with data, MAX, the whole set when COUNT exceeds it.
     assert_eq!(
-        text(waiter.request(&[
+        common::text(waiter.request(&[
             b"BZMPOP",
             b"0",
             b"2",
@@ -216,7 +212,7 @@ fn a_waiter_that_left_gets_nothing_popped() {
     wait_blocked(&mut other, 0);
     other.request(&[b"ZADD", key.as_bytes(), b"1", b"m"]);
     assert_eq!(
-        text(other.request(&[b"ZRANGE", key.as_bytes(), b"0", b"-1", b"WITHSCORES"])),
+        common::text(other.request(&[b"ZRANGE", key.as_bytes(), b"0", b"-1", b"WITHSCORES"])),
         format!("*2\r\n{}{}", bulk("m"), bulk("1"))
     );
 }
@@ -271,7 +267,7 @@ fn served_zpops_replay_after_a_restart() {
         b"2",
     ]);
     assert_eq!(
-        text(waiter.read_reply()),
+        common::text(waiter.read_reply()),
         format!(
             "*2\r\n{}*2\r\n*2\r\n{}{}*2\r\n{}{}",
             bulk(&key),
@@ -283,7 +279,7 @@ fn served_zpops_replay_after_a_restart() {
     );
     let before = other.request(&[b"ZRANGE", key.as_bytes(), b"0", b"-1", b"WITHSCORES"]);
     assert_eq!(
-        text(before.clone()),
+        common::text(before.clone()),
         format!("*2\r\n{}{}", bulk("b"), bulk("2"))
     );
     drop((waiter, other));
@@ -314,7 +310,7 @@ fn a_zadd_serves_a_zset_waiter_queued_behind_a_list_waiter() {
     // The list waiter still waits, and a push serves it.
     other.request(&[b"RPUSH", key.as_bytes(), b"x"]);
     assert_eq!(
-        text(list_waiter.read_reply()),
+        common::text(list_waiter.read_reply()),
         format!("*2\r\n{}{}", bulk(&key), bulk("x"))
     );
 }

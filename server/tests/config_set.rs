@@ -34,10 +34,6 @@ fn flat_map(pairs: &[(&str, &str)]) -> Vec<u8> {
     out.into_bytes()
 }
 
-fn text(reply: Vec<u8>) -> String {
-    String::from_utf8_lossy(&reply).into_owned()
-}
-
 #[test]
 fn config_get_answers_redis_names_and_globs() {
     let server = Server::start(&[
@@ -287,7 +283,7 @@ fn config_set_output_buffer_limit_applies_to_open_connections() {
         &[b"AUTH", b"default", server.password.as_bytes()],
         b"+OK\r\n",
     );
-    assert_eq!(text(fresh.request(&[b"PING"])), "+PONG\r\n");
+    assert_eq!(common::text(fresh.request(&[b"PING"])), "+PONG\r\n");
 }
 
 #[test]

@@ -32,13 +32,9 @@ fn select(client: &mut RawClient, db: usize) {
     client.roundtrip(&[b"SELECT", db.to_string().as_bytes()], b"+OK\r\n");
 }
 
-fn text(reply: Vec<u8>) -> String {
-    String::from_utf8_lossy(&reply).into_owned()
-}
-
 /// The `db<N>:` lines of INFO keyspace.
 fn keyspace_lines(client: &mut RawClient) -> Vec<String> {
-    text(client.request(&[b"INFO", b"keyspace"]))
+    common::text(client.request(&[b"INFO", b"keyspace"]))
         .lines()
         .filter(|line| line.starts_with("db"))
         .map(str::to_string)
@@ -67,8 +63,8 @@ fn check_databases(client: &mut RawClient, written: &[(usize, String, String)], 
     for &(db, ref key, ref value) in written {
         select(client, db);
         assert_eq!(
-            text(client.request(&[b"GET", key.as_bytes()])),
-            text(bulk(value)),
+            common::text(client.request(&[b"GET", key.as_bytes()])),
+            common::text(bulk(value)),
             "{what}: {key} in db {db}"
         );
     }
@@ -106,7 +102,7 @@ fn each_database_is_its_own_keyspace_on_every_shard() {
     }
     c.roundtrip(&[b"SET", b"only5", b"v"], b"+OK\r\n");
     c.roundtrip(&[b"DBSIZE"], b":3\r\n");
-    let mut keys = text(c.request(&[b"KEYS", b"*"]));
+    let mut keys = common::text(c.request(&[b"KEYS", b"*"]));
     assert!(
         keys.starts_with("*3\r\n") && keys.contains("only5"),
         "{keys}"
@@ -116,7 +112,7 @@ fn each_database_is_its_own_keyspace_on_every_shard() {
     let mut seen = 0;
     loop {
         let reply = c.request(&[b"SCAN", &cursor]);
-        let body = text(reply);
+        let body = common::text(reply);
         seen += body.matches("key:").count() + body.matches("only5").count();
         let next = body.lines().nth(2).expect("a cursor").to_string();
         if next == "0" {
@@ -126,7 +122,7 @@ fn each_database_is_its_own_keyspace_on_every_shard() {
     }
     assert_eq!(seen, 3);
     assert_eq!(
-        text(c.request(&[b"CLIENT", b"INFO"]))
+        common::text(c.request(&[b"CLIENT", b"INFO"]))
             .split(' ')
             .find(|f| f.starts_with("db="))
             .expect("db= field"),
@@ -138,7 +134,7 @@ fn each_database_is_its_own_keyspace_on_every_shard() {
     }
     c.roundtrip(&[b"EXISTS", b"only5"], b":0\r\n");
     c.roundtrip(&[b"DBSIZE"], b":2\r\n");
-    keys = text(c.request(&[b"KEYS", b"*"]));
+    keys = common::text(c.request(&[b"KEYS", b"*"]));
     assert!(keys.starts_with("*2\r\n"), "{keys}");
     assert_eq!(
         keyspace_lines(&mut c),
@@ -261,7 +257,7 @@ fn flushdb_flushall_swapdb_and_move_act_on_the_right_databases() {
             "db3:keys=1,expires=1,avg_ttl=0"
         ]
     );
-    let info = text(c.request(&[b"COMMAND", b"INFO", b"move", b"swapdb"]));
+    let info = common::text(c.request(&[b"COMMAND", b"INFO", b"move", b"swapdb"]));
     assert!(
         info.contains("move\r\n:3\r\n") && info.contains("swapdb\r\n:3\r\n"),
         "{info}"
@@ -326,7 +322,7 @@ fn every_key_is_back_in_its_database_after_kill9() {
     c.roundtrip(&[b"DBSIZE"], b":1\r\n");
     select(&mut c, 11);
     c.roundtrip(&[b"GET", b"moved"], b"$1\r\nm\r\n");
-    let ttl = text(c.request(&[b"TTL", b"moved"]));
+    let ttl = common::text(c.request(&[b"TTL", b"moved"]));
     let ttl: i64 = ttl.trim_start_matches(':').trim().parse().unwrap();
     assert!(
         (900..=1000).contains(&ttl),
@@ -351,7 +347,7 @@ fn a_rewrite_keeps_every_database_and_the_log_after_it_names_its_database() {
         b"+Background append only file rewriting started\r\n",
     );
     wait_for(|| {
-        let info = text(c.request(&[b"INFO", b"persistence"]));
+        let info = common::text(c.request(&[b"INFO", b"persistence"]));
         info.contains("aof_rewrites:2\r") && info.contains("aof_rewrite_in_progress:0\r")
     });
     let dir = server.dir.path().join("appendonlydir");
@@ -414,7 +410,7 @@ fn a_swapdb_during_a_rewrite_loses_and_resurrects_nothing() {
     c.roundtrip(&[b"DEL", b"a0:1"], b":1\r\n");
     c.roundtrip(&[b"SET", b"new", b"1"], b"+OK\r\n");
     wait_for(|| {
-        let info = text(c.request(&[b"INFO", b"persistence"]));
+        let info = common::text(c.request(&[b"INFO", b"persistence"]));
         info.contains("aof_rewrites:2\r") && info.contains("aof_rewrite_in_progress:0\r")
     });
     let password = server.password.clone();

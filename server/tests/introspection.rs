@@ -12,13 +12,9 @@ use shardline::keyspace::slot::owner_shard;
 
 const ARGS: &[&str] = &["--tls", "off", "--smp", "2"];
 
-fn text(reply: Vec<u8>) -> String {
-    String::from_utf8_lossy(&reply).into_owned()
-}
-
 /// `(id, shard)` of `client`, from its CLIENT INFO line.
 fn identity(client: &mut RawClient) -> (String, String) {
-    let line = text(client.request(&[b"CLIENT", b"INFO"]));
+    let line = common::text(client.request(&[b"CLIENT", b"INFO"]));
     let field = |name: &str| {
         line.split_whitespace()
             .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
@@ -53,7 +49,7 @@ fn key_on(shard: usize) -> String {
 fn time_is_the_unix_clock_in_seconds_and_microseconds() {
     let server = Server::start(ARGS);
     let mut c = login_plain(&server);
-    let reply = text(c.request(&[b"TIME"]));
+    let reply = common::text(c.request(&[b"TIME"]));
     let parts: Vec<&str> = reply.split("\r\n").collect();
     assert_eq!(parts[0], "*2", "{reply:?}");
     let seconds: u64 = parts[2].parse().expect("seconds");
@@ -71,7 +67,7 @@ fn info_sections_follow_redis_selection_rules() {
     let server = Server::start(ARGS);
     let mut c = login_plain(&server);
     let headers = |c: &mut RawClient, args: &[&[u8]]| {
-        text(c.request(args))
+        common::text(c.request(args))
             .lines()
             .filter(|l| l.starts_with("# "))
             .map(str::to_string)
@@ -101,9 +97,9 @@ fn info_sections_follow_redis_selection_rules() {
         headers(&mut c, &[b"INFO", b"KEYSPACE", b"cpu", b"sentinel"]),
         ["# CPU", "# Keyspace"]
     );
-    assert_eq!(text(c.request(&[b"INFO", b"nosuch"])), "$0\r\n\r\n");
+    assert_eq!(common::text(c.request(&[b"INFO", b"nosuch"])), "$0\r\n\r\n");
 
-    let info = text(c.request(&[b"INFO", b"everything"]));
+    let info = common::text(c.request(&[b"INFO", b"everything"]));
     assert!(
         info_field(&info, "used_memory")
             .parse::<u64>()
@@ -155,7 +151,7 @@ fn commandstats_and_errorstats_count_every_shard_and_reset() {
     b.send(&[b"NOSUCH"]);
     b.read_reply();
 
-    let stats = text(a.request(&[b"INFO", b"commandstats"]));
+    let stats = common::text(a.request(&[b"INFO", b"commandstats"]));
     let calls = |name: &str| {
         let line = info_field(&stats, &format!("cmdstat_{name}"));
         line.split(',')
@@ -168,7 +164,7 @@ fn commandstats_and_errorstats_count_every_shard_and_reset() {
     assert_eq!(calls("set"), "calls=1,rejected_calls=0,failed_calls=0");
     assert_eq!(calls("config"), "calls=1,rejected_calls=0,failed_calls=0");
 
-    let info = text(a.request(&[b"INFO", b"errorstats", b"stats"]));
+    let info = common::text(a.request(&[b"INFO", b"errorstats", b"stats"]));
     assert_eq!(info_field(&info, "errorstat_ERR"), "count=2");
     assert_eq!(info_field(&info, "errorstat_WRONGTYPE"), "count=1");
     assert_eq!(info_field(&info, "total_error_replies"), "3");
@@ -179,7 +175,7 @@ fn commandstats_and_errorstats_count_every_shard_and_reset() {
     assert_eq!(info_field(&info, "total_commands_processed"), "11");
 
     a.roundtrip(&[b"CONFIG", b"RESETSTAT"], b"+OK\r\n");
-    let info = text(a.request(&[b"INFO", b"all"]));
+    let info = common::text(a.request(&[b"INFO", b"all"]));
     assert!(!info.contains("cmdstat_get"), "{info}");
     assert!(!info.contains("errorstat_"), "{info}");
     assert_eq!(info_field(&info, "total_error_replies"), "0");
@@ -199,7 +195,7 @@ fn client_list_shows_every_shard_and_client_kill_closes_a_connection_on_another_
     victim.roundtrip(&[b"CLIENT", b"SETNAME", b"victim"], b"+OK\r\n");
     victim.roundtrip(&[b"SELECT", b"3"], b"+OK\r\n");
 
-    let list = text(killer.request(&[b"CLIENT", b"LIST"]));
+    let list = common::text(killer.request(&[b"CLIENT", b"LIST"]));
     let lines: Vec<&str> = list.lines().skip(1).filter(|l| !l.is_empty()).collect();
     assert_eq!(lines.len(), 3, "{list}");
     let own = lines
@@ -219,10 +215,10 @@ fn client_list_shows_every_shard_and_client_kill_closes_a_connection_on_another_
     assert!(other.contains(" flags=N "), "{other}");
     assert!(other.ends_with(" shard=1"), "{other}");
 
-    let only = text(killer.request(&[b"CLIENT", b"LIST", b"ID", victim_id.as_bytes()]));
+    let only = common::text(killer.request(&[b"CLIENT", b"LIST", b"ID", victim_id.as_bytes()]));
     assert_eq!(only.lines().filter(|l| l.starts_with("id=")).count(), 1);
     assert_eq!(
-        text(killer.request(&[b"CLIENT", b"LIST", b"TYPE", b"pubsub"])),
+        common::text(killer.request(&[b"CLIENT", b"LIST", b"TYPE", b"pubsub"])),
         "$0\r\n\r\n"
     );
 
@@ -312,15 +308,15 @@ fn client_reply_off_on_and_skip() {
     c.send(&[b"PING", b"four"]);
     let expected = b"+OK\r\n$3\r\ntwo\r\n$4\r\nfour\r\n";
     assert_eq!(
-        text(c.read_exact_len(expected.len())),
-        text(expected.to_vec())
+        common::text(c.read_exact_len(expected.len())),
+        common::text(expected.to_vec())
     );
     c.roundtrip(
         &[b"CLIENT", b"NO-EVICT", b"maybe"],
         b"-ERR syntax error\r\n",
     );
     c.roundtrip(&[b"CLIENT", b"NO-EVICT", b"on"], b"+OK\r\n");
-    assert!(text(c.request(&[b"CLIENT", b"INFO"])).contains(" flags=e "));
+    assert!(common::text(c.request(&[b"CLIENT", b"INFO"])).contains(" flags=e "));
     // RESET turns replies back on and NO-EVICT off.
     c.send(&[b"CLIENT", b"REPLY", b"OFF"]);
     c.roundtrip(&[b"RESET"], b"+RESET\r\n");
@@ -328,7 +324,7 @@ fn client_reply_off_on_and_skip() {
         &[b"AUTH", b"default", server.password.as_bytes()],
         b"+OK\r\n",
     );
-    assert!(text(c.request(&[b"CLIENT", b"INFO"])).contains(" flags=N "));
+    assert!(common::text(c.request(&[b"CLIENT", b"INFO"])).contains(" flags=N "));
 }
 
 #[test]
@@ -348,7 +344,7 @@ fn command_list_filters_getkeys_and_subcommand_entries() {
         b"*0\r\n",
     );
     c.roundtrip(&[b"COMMAND", b"LIST", b"bad"], b"-ERR syntax error\r\n");
-    let all = text(c.request(&[b"COMMAND", b"LIST"]));
+    let all = common::text(c.request(&[b"COMMAND", b"LIST"]));
     assert!(all.contains("\r\nclient|kill\r\n") && all.contains("\r\ntime\r\n"));
     c.roundtrip(
         &[b"COMMAND", b"GETKEYS", b"MSET", b"a", b"1", b"b", b"2"],
@@ -370,6 +366,6 @@ fn command_list_filters_getkeys_and_subcommand_entries() {
         &[b"COMMAND", b"INFO", b"get|key", b"config|get|x"],
         b"*2\r\n$-1\r\n$-1\r\n",
     );
-    let config = text(c.request(&[b"COMMAND", b"INFO", b"config"]));
+    let config = common::text(c.request(&[b"COMMAND", b"INFO", b"config"]));
     assert!(config.contains("$10\r\nconfig|get\r\n:-3\r\n"), "{config}");
 }

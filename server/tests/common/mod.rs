@@ -863,3 +863,8 @@ pub fn int_reply(reply: &[u8]) -> i64 {
         .parse()
         .unwrap_or_else(|_| panic!("not an integer reply: {text:?}"))
 }
+
+/// A reply as text (lossy UTF-8), for assertions that search it.
+pub fn text(reply: Vec<u8>) -> String {
+    String::from_utf8_lossy(&reply).into_owned()
+}
