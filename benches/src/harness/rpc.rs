@@ -41,14 +41,7 @@ fn one_server_run(session: &Session, spec: &ServerSpec) -> Result<Vec<RpcRun>, H
     let timeout = session.timeout(plan.rpc_seconds);
     let mut out = Vec::new();
     for test in COMMANDS {
-        let (_warm, work) = session.bench.calibrate(
-            &ep,
-            &workload(session, test),
-            plan.rpc_calibration_requests,
-            plan.rpc_seconds,
-            (plan.rpc_requests_min, plan.rpc_requests_max),
-            timeout,
-        )?;
+        let work = session.calibrate_rpc(&ep, &workload(session, test), timeout)?;
         let meter = procstat::Meter::start(server.pid(), spec.cpus())?;
         let bench = session.bench.run(&ep, &work, timeout)?;
         let metered = meter.stop()?;

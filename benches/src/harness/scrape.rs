@@ -58,14 +58,7 @@ fn one_server_run(session: &Session) -> Result<[ScrapeRun; 2], HarnessError> {
     let mut server = ShardlineServer::start(&options, &session.files)?;
     let ep = server.endpoint().clone();
     let timeout = session.timeout(plan.rpc_seconds);
-    let (_warm, work) = session.bench.calibrate(
-        &ep,
-        &rpc::workload(session, "get"),
-        plan.rpc_calibration_requests,
-        plan.rpc_seconds,
-        (plan.rpc_requests_min, plan.rpc_requests_max),
-        timeout,
-    )?;
+    let work = session.calibrate_rpc(&ep, &rpc::workload(session, "get"), timeout)?;
     let mut measure = |interval: Option<Duration>| -> Result<ScrapeRun, HarnessError> {
         let before = Scrape::fetch(server.metrics_url())?;
         let scraper = interval.map(|i| Scraper::start(server.metrics_url().to_owned(), i));

@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::certs;
+use super::endpoint::Endpoint;
 use super::error::{HarnessError, IoContext};
 use super::load_client::LoadClient;
 use super::plan::{HashMode, Persistence, Plan};
 use super::redis::RedisOptions;
-use super::redis_benchmark::RedisBenchmark;
+use super::redis_benchmark::{RedisBenchmark, Workload};
 use super::shardline::{add_user, ShardlineFiles, ShardlineOptions};
 
 /// Paths of the programs a comparison runs.
@@ -195,5 +196,30 @@ impl Session {
     /// Time limit of a client run that should last `seconds`.
     pub fn timeout(&self, seconds: f64) -> Duration {
         Duration::from_secs_f64(seconds.max(0.0) * 5.0 + 60.0)
+    }
+
+    /// Calibrates `work` on `endpoint` with the RPC tables' sizes (a probe of
+    /// `rpc_calibration_requests`, then requests for `rpc_seconds` within
+    /// `rpc_requests_min..=rpc_requests_max`) and returns the workload to measure. Used by the
+    /// RPC, scrape and types tables.
+    ///
+    /// # Errors
+    /// redis-benchmark failing or timing out.
+    pub fn calibrate_rpc(
+        &self,
+        endpoint: &Endpoint,
+        work: &Workload,
+        timeout: Duration,
+    ) -> Result<Workload, HarnessError> {
+        let plan = &self.plan;
+        let (_warm, work) = self.bench.calibrate(
+            endpoint,
+            work,
+            plan.rpc_calibration_requests,
+            plan.rpc_seconds,
+            (plan.rpc_requests_min, plan.rpc_requests_max),
+            timeout,
+        )?;
+        Ok(work)
     }
 }

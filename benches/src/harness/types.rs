@@ -293,14 +293,7 @@ fn one_server_run(session: &Session, spec: &ServerSpec) -> Result<Vec<TypesRun>,
             None
         };
         let measured = (|| {
-            let (_warm, work) = session.bench.calibrate(
-                &ep,
-                &workload(session, label),
-                plan.rpc_calibration_requests,
-                plan.rpc_seconds,
-                (plan.rpc_requests_min, plan.rpc_requests_max),
-                timeout,
-            )?;
+            let work = session.calibrate_rpc(&ep, &workload(session, label), timeout)?;
             let before = match &subs {
                 // The calibration's messages settle first (no more for `DRAIN_QUIET`).
                 Some(s) => s.drain(u64::MAX).0,
