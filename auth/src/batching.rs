@@ -24,6 +24,7 @@ use zeroize::Zeroizing;
 
 use crate::sha512_crypt::{CryptDigest, PasswordHash, Sha512CryptBatch, Sha512CryptState};
 use crate::sha512_lanes::{Kernel, MAX_LANES};
+use crate::verify::HashMode;
 
 /// The result of one verification run in a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,13 +35,38 @@ pub struct Outcome {
     pub batch_size: usize,
 }
 
-/// How a shard pays for a batch.
+/// How a shard pays for a hash, alone or batched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pace {
     /// All rounds in one poll (`--hash-mode inline`).
     Inline,
     /// `glommio::yield_if_needed()` every this many rounds (`--hash-mode yield`).
     Yield(u32),
+}
+
+impl Pace {
+    /// The `--hash-mode` this pace is.
+    pub(crate) fn mode(self) -> HashMode {
+        match self {
+            Pace::Inline => HashMode::Inline,
+            Pace::Yield(_) => HashMode::Yield,
+        }
+    }
+
+    /// Runs `computation`'s rounds to the end at this pace (yield mode must run inside a
+    /// glommio executor).
+    pub(crate) async fn run(self, computation: &mut Computation) {
+        match self {
+            Pace::Inline => {
+                computation.run_rounds(u32::MAX);
+            }
+            Pace::Yield(every) => {
+                while !computation.run_rounds(every) {
+                    glommio::yield_if_needed().await;
+                }
+            }
+        }
+    }
 }
 
 /// One verification: what to hash and where its outcome goes.
@@ -148,18 +174,16 @@ pub(crate) fn take_batch<J>(
 pub(crate) struct ShardBatcher {
     kernel: Kernel,
     lanes: usize,
-    pace: Pace,
     queue: RefCell<VecDeque<Rc<Job>>>,
     running: Cell<bool>,
 }
 
 impl ShardBatcher {
     /// A batcher running batches of up to `kernel.lanes()` (at most [`MAX_LANES`]) jobs.
-    pub(crate) fn new(kernel: Kernel, pace: Pace) -> Self {
+    pub(crate) fn new(kernel: Kernel) -> Self {
         ShardBatcher {
             kernel,
             lanes: kernel.lanes().clamp(1, MAX_LANES),
-            pace,
             queue: RefCell::new(VecDeque::new()),
             running: Cell::new(false),
         }
@@ -188,8 +212,8 @@ impl ShardBatcher {
         }
     }
 
-    /// Runs the next batch in the calling task.
-    async fn run_next(&self) {
+    /// Runs the next batch in the calling task, at `pace`.
+    async fn run_next(&self, pace: Pace) {
         let batch = take_batch(&mut self.queue.borrow_mut(), self.lanes, |j| j.rounds());
         if batch.is_empty() {
             return;
@@ -206,14 +230,7 @@ impl ShardBatcher {
                 .iter()
                 .map(|j| (&j.hash, j.password.as_slice())),
         );
-        match self.pace {
-            Pace::Inline => {}
-            Pace::Yield(every) => {
-                while !computation.run_rounds(every) {
-                    glommio::yield_if_needed().await;
-                }
-            }
-        }
+        pace.run(&mut computation).await;
         let digests = computation.finish();
         let batch_size = running.batch.len();
         for (job, digest) in running.batch.iter().zip(&digests) {
@@ -255,14 +272,15 @@ pub(crate) struct Queued {
 }
 
 impl Queued {
-    /// Waits for the outcome, running batches on this task whenever none is running.
-    pub(crate) async fn wait(self) -> Outcome {
+    /// Waits for the outcome, running batches on this task at `pace` whenever none is
+    /// running.
+    pub(crate) async fn wait(self, pace: Pace) -> Outcome {
         loop {
             if let Some(outcome) = self.job.outcome.get() {
                 return outcome;
             }
             if !self.batcher.running.get() {
-                self.batcher.run_next().await;
+                self.batcher.run_next(pace).await;
                 continue;
             }
             poll_fn(|cx| {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use zeroize::Zeroizing;
 
-use crate::batching::{Outcome, Pace, Queued, ShardBatcher};
+use crate::batching::{Computation, Outcome, Pace, Queued, ShardBatcher};
 use crate::cache::{CacheConfig, CredentialsCache};
 use crate::offload::{OffloadError, OffloadPool};
 use crate::sha512_crypt::PasswordHash;
@@ -206,12 +206,11 @@ pub struct Verifier {
 
 /// The mode with what it needs, so offload without a pool cannot be represented.
 enum Strategy {
-    Inline,
-    Yield {
-        every_rounds: u32,
+    /// Inline or yield (the pace says which), with the shard's batch queue when batching.
+    OnShard {
+        pace: Pace,
+        batcher: Option<Rc<ShardBatcher>>,
     },
-    /// Inline or yield with batching (the pace says which).
-    Batched(Rc<ShardBatcher>, HashMode),
     Offload(OffloadPool),
 }
 
@@ -233,20 +232,19 @@ impl Verifier {
         if let Some(kernel) = config.batch_kernel.filter(|k| !k.is_available()) {
             return Err(VerifierConfigError::KernelUnavailable(kernel.as_str()));
         }
-        let every_rounds = config.yield_every_rounds.max(1);
-        let strategy = match (config.mode, config.offload, config.batch_kernel) {
-            (HashMode::Offload, Some(pool), _) => Strategy::Offload(pool),
-            (HashMode::Offload, None, _) => return Err(VerifierConfigError::MissingOffloadPool),
-            (HashMode::Inline, _, None) => Strategy::Inline,
-            (HashMode::Yield, _, None) => Strategy::Yield { every_rounds },
-            (mode, _, Some(kernel)) => {
-                let pace = if mode == HashMode::Inline {
+        let strategy = match (config.mode, config.offload) {
+            (HashMode::Offload, Some(pool)) => Strategy::Offload(pool),
+            (HashMode::Offload, None) => return Err(VerifierConfigError::MissingOffloadPool),
+            (mode, _) => Strategy::OnShard {
+                pace: if mode == HashMode::Inline {
                     Pace::Inline
                 } else {
-                    Pace::Yield(every_rounds)
-                };
-                Strategy::Batched(Rc::new(ShardBatcher::new(kernel, pace)), mode)
-            }
+                    Pace::Yield(config.yield_every_rounds.max(1))
+                },
+                batcher: config
+                    .batch_kernel
+                    .map(|kernel| Rc::new(ShardBatcher::new(kernel))),
+            },
         };
         Ok(Verifier {
             strategy,
@@ -257,10 +255,8 @@ impl Verifier {
 
     /// The strategy.
     pub fn mode(&self) -> HashMode {
-        match self.strategy {
-            Strategy::Inline => HashMode::Inline,
-            Strategy::Yield { .. } => HashMode::Yield,
-            Strategy::Batched(_, mode) => mode,
+        match &self.strategy {
+            Strategy::OnShard { pace, .. } => pace.mode(),
             Strategy::Offload(_) => HashMode::Offload,
         }
     }
@@ -268,9 +264,8 @@ impl Verifier {
     /// The kernel verifications are batched on, `None` when they run one at a time.
     pub fn batch_kernel(&self) -> Option<crate::sha512_lanes::Kernel> {
         match &self.strategy {
-            Strategy::Batched(b, _) => Some(b.kernel()),
+            Strategy::OnShard { batcher, .. } => batcher.as_ref().map(|b| b.kernel()),
             Strategy::Offload(pool) => pool.batch_kernel(),
-            _ => None,
         }
     }
 
@@ -350,15 +345,14 @@ impl Verifier {
         }
         let start = Instant::now();
         let hashing = match &self.strategy {
-            Strategy::Inline => Hashing::Inline(hash.clone(), Zeroizing::new(password.to_vec())),
-            Strategy::Yield { every_rounds } => Hashing::Yield(
-                hash.clone(),
-                Zeroizing::new(password.to_vec()),
-                *every_rounds,
-            ),
-            Strategy::Batched(batcher, _) => {
-                Hashing::Batched(batcher.submit(hash.clone(), password))
-            }
+            Strategy::OnShard {
+                pace,
+                batcher: Some(batcher),
+            } => Hashing::Batched(batcher.submit(hash.clone(), password), *pace),
+            Strategy::OnShard {
+                pace,
+                batcher: None,
+            } => Hashing::Alone(hash.clone(), Zeroizing::new(password.to_vec()), *pace),
             Strategy::Offload(pool) => {
                 Hashing::Offload(Box::pin(pool.submit_verify(hash.clone(), password)?))
             }
@@ -390,9 +384,10 @@ pub struct Submitted {
 /// How the hash of a [`Submitted`] is being paid.
 enum Hashing {
     CacheHit,
-    Inline(PasswordHash, Zeroizing<Vec<u8>>),
-    Yield(PasswordHash, Zeroizing<Vec<u8>>, u32),
-    Batched(Queued),
+    /// On the shard, one at a time.
+    Alone(PasswordHash, Zeroizing<Vec<u8>>, Pace),
+    /// On the shard, in the batch queue.
+    Batched(Queued, Pace),
     Offload(Pin<Box<dyn Future<Output = Result<Outcome, OffloadError>>>>),
 }
 
@@ -427,15 +422,19 @@ impl Submitted {
         } = self;
         let outcome = match hashing {
             Hashing::CacheHit => return Ok(verified),
-            Hashing::Inline(hash, password) => Outcome {
-                matched: hash.verify(&password),
-                batch_size: 1,
-            },
-            Hashing::Yield(hash, password, every_rounds) => Outcome {
-                matched: verify_yielding(&hash, &password, every_rounds).await,
-                batch_size: 1,
-            },
-            Hashing::Batched(queued) => queued.wait().await,
+            Hashing::Alone(hash, password, pace) => {
+                let mut computation = Computation::Single(hash.start(&password));
+                pace.run(&mut computation).await;
+                let matched = computation
+                    .finish()
+                    .first()
+                    .is_some_and(|d| hash.matches(d));
+                Outcome {
+                    matched,
+                    batch_size: 1,
+                }
+            }
+            Hashing::Batched(queued, pace) => queued.wait(pace).await,
             Hashing::Offload(pending) => pending.await?,
         };
         verified.hash_micros = duration_micros(start.elapsed());
@@ -448,15 +447,6 @@ impl Submitted {
         }
         Ok(verified)
     }
-}
-
-/// Runs the rounds `every_rounds` at a time, checking `need_preempt` in between.
-async fn verify_yielding(hash: &PasswordHash, password: &[u8], every_rounds: u32) -> bool {
-    let mut state = hash.start(password);
-    while !state.run_rounds(every_rounds) {
-        glommio::yield_if_needed().await;
-    }
-    hash.matches(&state.finish())
 }
 
 fn duration_micros(d: Duration) -> u64 {
