@@ -737,7 +737,9 @@ impl Db {
     /// `cursor`, returning the next cursor (0 when done) and the visited keys
     /// that are live and pass `pattern` (glob) and `type_filter`
     /// (case-insensitive type name; an unknown name matches nothing, as in
-    /// Redis 7.0). Expired keys met on the way are deleted.
+    /// Redis 7.0). Expired keys met on the way are deleted. The third item is the number of
+    /// keys visited (before the filters; expired ones included), at least `count` unless the
+    /// scan is done.
     pub fn scan(
         &mut self,
         cursor: u64,
@@ -745,7 +747,7 @@ impl Db {
         pattern: Option<&[u8]>,
         type_filter: Option<&[u8]>,
         now_ms: u64,
-    ) -> (u64, Vec<Bytes>) {
+    ) -> (u64, Vec<Bytes>, usize) {
         let count = count.max(1);
         let start = cursor.min(1 << SCAN_CURSOR_BITS);
         let mut visited = Vec::new();
@@ -760,6 +762,7 @@ impl Db {
             visited.push(key.clone());
         }
         let pattern = pattern.filter(|p| *p != b"*");
+        let examined = visited.len();
         let mut out = Vec::with_capacity(visited.len());
         for key in visited {
             let Some(value) = self.get(&key, now_ms) else {
@@ -773,7 +776,7 @@ impl Db {
             }
             out.push(key.to_bytes());
         }
-        (next, out)
+        (next, out, examined)
     }
 
     /// A random live key (RANDOMKEY), `None` when there is none: the first key at or after a
