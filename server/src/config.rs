@@ -349,8 +349,9 @@ pub struct ServerConfig {
     /// Slowlog entries kept per shard, oldest dropped first (Redis's `slowlog-max-len`).
     #[arg(long, env = "SHARDLINE_SLOWLOG_MAX_LEN", default_value_t = 128)]
     pub slowlog_max_len: usize,
-    /// OBJECT ENCODING reports `listpack` for a hash of at most this many fields (Redis's
-    /// `hash-max-listpack-entries`); storage does not change.
+    /// A hash of at most this many fields is kept small, in insertion order (Redis's
+    /// `hash-max-listpack-entries`; OBJECT ENCODING `listpack`); a write past it turns the
+    /// hash into a table for good.
     #[arg(
         long,
         env = "SHARDLINE_HASH_MAX_LISTPACK_ENTRIES",
@@ -360,8 +361,8 @@ pub struct ServerConfig {
     /// ... whose fields and values are at most this many bytes (`hash-max-listpack-value`).
     #[arg(long, env = "SHARDLINE_HASH_MAX_LISTPACK_VALUE", default_value_t = 64)]
     pub hash_max_listpack_value: u64,
-    /// OBJECT ENCODING reports `intset` for a set of at most this many integers (Redis's
-    /// `set-max-intset-entries`).
+    /// A set of at most this many integers replies them ascending and OBJECT ENCODING
+    /// reports `intset` (Redis's `set-max-intset-entries`).
     #[arg(long, env = "SHARDLINE_SET_MAX_INTSET_ENTRIES", default_value_t = 512)]
     pub set_max_intset_entries: u64,
     /// Requests gathered for one other shard before a sender waits. What a shard forwards

@@ -81,11 +81,26 @@ pub struct Reshard {
 
 /// Each new shard builds its log from the old shards' logs; shard 0 commits when all are
 /// done; every shard waits for the commit (polling: it happens once, before serving).
+/// The configured thresholds of small hashes.
+fn hash_limits(config: &ServerConfig) -> crate::keyspace::HashLimits {
+    crate::keyspace::HashLimits {
+        entries: config.hash_max_listpack_entries,
+        value: config.hash_max_listpack_value,
+    }
+}
+
 async fn reshard(shared: &Shared, id: usize, shards: usize, old: usize) -> Result<(), String> {
     use std::sync::atomic::Ordering;
     let data_dir = &shared.config.data_dir;
-    let keys =
-        crate::aof::reshard::load(data_dir, id, shards, old, shared.config.databases).await?;
+    let keys = crate::aof::reshard::load(
+        data_dir,
+        id,
+        shards,
+        old,
+        shared.config.databases,
+        hash_limits(&shared.config),
+    )
+    .await?;
     info!("shard {id}: took {keys} key(s) from the logs of {old} old shard(s)");
     shared.reshard.loaded.fetch_add(1, Ordering::SeqCst);
     let wait = Duration::from_millis(5);
@@ -272,6 +287,8 @@ async fn shard_main(
         .map(|_| {
             let mut db = Db::new();
             db.set_max_string_len(u64::MAX);
+            // The log replays under the configured thresholds, as Redis loads.
+            db.set_hash_limits(hash_limits(config));
             db
         })
         .collect();

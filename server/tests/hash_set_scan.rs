@@ -7,67 +7,10 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use common::replies::{request, strings, text, Reply};
 use common::{login_plain, RawClient, Server};
 
 const SMP2: &[&str] = &["--tls", "off", "--smp", "2"];
-
-/// A decoded reply: a bulk string, an aggregate, or any other line as sent.
-#[derive(Debug, Clone, PartialEq)]
-enum Reply {
-    Bulk(Vec<u8>),
-    Many(Vec<Reply>),
-    Line(Vec<u8>),
-}
-
-fn parse(buf: &[u8]) -> (Reply, &[u8]) {
-    let end = buf.windows(2).position(|w| w == b"\r\n").expect("CRLF");
-    let (head, rest) = (&buf[..end], &buf[end + 2..]);
-    let n = || -> usize {
-        std::str::from_utf8(&head[1..])
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .expect("length")
-    };
-    match head[0] {
-        b'$' => {
-            let len = n();
-            (Reply::Bulk(rest[..len].to_vec()), &rest[len + 2..])
-        }
-        b'*' => {
-            let mut rest = rest;
-            let mut items = Vec::new();
-            for _ in 0..n() {
-                let (item, tail) = parse(rest);
-                items.push(item);
-                rest = tail;
-            }
-            (Reply::Many(items), rest)
-        }
-        _ => (Reply::Line(head.to_vec()), rest),
-    }
-}
-
-fn request(c: &mut RawClient, args: &[&str]) -> Reply {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    let raw = c.request(&args);
-    let (reply, rest) = parse(&raw);
-    assert!(rest.is_empty(), "trailing bytes in {raw:?}");
-    reply
-}
-
-fn text(reply: &Reply) -> String {
-    match reply {
-        Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
-        other => panic!("not a bulk string: {other:?}"),
-    }
-}
-
-fn strings(reply: Reply) -> Vec<String> {
-    match reply {
-        Reply::Many(items) => items.iter().map(text).collect(),
-        other => panic!("not an array: {other:?}"),
-    }
-}
 
 fn send(c: &mut RawClient, args: &[&str], expected: &[u8]) {
     let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();

@@ -84,17 +84,27 @@ pub fn prepare(data_dir: &Path, shards: usize) -> Result<Option<usize>, String> 
 
 /// New shard `shard` of `shards`: loads its keys from the logs of the `old_shards` old shards
 /// and writes them as its new log in the staging directory, every key in the same one of the
-/// `databases` databases it was in. Returns the number of keys.
+/// `databases` databases it was in, small hashes kept small under `hash_limits` (their order
+/// kept). Returns the number of keys.
 pub async fn load(
     data_dir: &Path,
     shard: usize,
     shards: usize,
     old_shards: usize,
     databases: usize,
+    hash_limits: crate::keyspace::HashLimits,
 ) -> Result<usize, String> {
     let dir = std::path::absolute(log_dir(data_dir)).map_err(|err| err.to_string())?;
     let staging = std::path::absolute(staging_dir(data_dir)).map_err(|err| err.to_string())?;
-    let new_dbs = || (0..databases).map(|_| Db::new()).collect::<Vec<Db>>();
+    let new_dbs = || {
+        (0..databases)
+            .map(|_| {
+                let mut db = Db::new();
+                db.set_hash_limits(hash_limits);
+                db
+            })
+            .collect::<Vec<Db>>()
+    };
     let mut dbs = new_dbs();
     dbs.iter_mut().for_each(Db::start_bulk_load);
     for old in 0..old_shards {

@@ -8,9 +8,11 @@
 //! first element not returned, 0 when none is left. So every element present for the whole
 //! scan is returned, whatever is added or removed in between, and the scan ends. Collections
 //! are not indexed by position: a call costs O(n log n) in the collection's size `n` (hash
-//! every element, sort those at or after the cursor). As Redis does for its compact encodings
-//! (intset sets, listpack hashes, with the default thresholds), such a small collection is
-//! returned whole in one call with cursor 0, whatever the cursor and COUNT.
+//! every element, sort those at or after the cursor). As Redis does for its compact encodings,
+//! such a small collection is returned whole in one call with cursor 0, whatever the cursor and
+//! COUNT: an intset set (`set-max-intset-entries` integers) ascending, a small hash
+//! ([`crate::keyspace::Hash`]) in insertion order, a listpack sorted set (default thresholds)
+//! in score order.
 
 use std::hash::{BuildHasher, RandomState};
 use std::sync::OnceLock;
@@ -18,6 +20,7 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 
 use super::reply::{int_arg, is_opt, syntax_error, wrong_type};
+use super::sets::intset_order;
 use crate::keyspace::memory::encoding;
 use crate::keyspace::{glob::string_match, Db, Value};
 use crate::resp::double::double_text;
@@ -142,19 +145,17 @@ fn matches(options: &ScanOptions<'_>, element: &[u8]) -> bool {
         .is_none_or(|p| string_match(p, element, false))
 }
 
-/// Whether `value` is small enough to be answered whole (Redis's intset / listpack
-/// encodings at their default thresholds).
+/// Whether a sorted set is small enough to be answered whole (Redis's listpack encoding at
+/// its default thresholds).
 fn answered_whole(value: &Value) -> bool {
-    matches!(
-        encoding(value, &EncodingKnobs::default()),
-        "intset" | "listpack"
-    )
+    encoding(value, &EncodingKnobs::default()) == "listpack"
 }
 
 /// `SSCAN key cursor [MATCH pattern] [COUNT count]` → `[next cursor, [members]]`; a missing
 /// key is `["0", []]`. Errors: `ERR invalid cursor`, WRONGTYPE, then the option errors of
 /// [`scan_options`] (TYPE is `ERR syntax error`).
 pub fn sscan(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let intset_entries = db.intset_entries();
     let (cursor, value, options) = match start(db, args, now, "set") {
         Ok(Some(found)) => found,
         Ok(None) => return scan_reply(0, Vec::new()),
@@ -163,8 +164,11 @@ pub fn sscan(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     let Value::Set(set) = value else {
         return wrong_type();
     };
-    let whole = answered_whole(value);
-    let (next, visited) = walk(set.iter().map(|m| (m, ())), cursor, options.count, whole);
+    // An intset is answered whole, ascending, as Redis does.
+    let (next, visited) = match intset_order(set.iter(), intset_entries) {
+        Some(sorted) => walk(sorted.into_iter().map(|m| (m, ())), cursor, 0, true),
+        None => walk(set.iter().map(|m| (m, ())), cursor, options.count, false),
+    };
     let items = visited
         .into_iter()
         .filter(|(m, _)| matches(&options, m))
@@ -184,7 +188,8 @@ pub fn hscan(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     let Value::Hash(map) = value else {
         return wrong_type();
     };
-    let whole = answered_whole(value);
+    // A small hash (Redis's listpack) is answered whole, in insertion order.
+    let whole = map.is_small();
     let (next, visited) = walk(map.iter(), cursor, options.count, whole);
     let items = visited
         .into_iter()

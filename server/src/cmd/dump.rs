@@ -69,7 +69,7 @@ pub fn restore(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Ok(ttl) => ttl.unsigned_abs(),
         Err(err) => return err,
     };
-    let value = match rdb::restore(&args[3]) {
+    let value = match rdb::restore(&args[3], db.hash_limits()) {
         Ok(value) => value,
         Err(err) => return Frame::error(err.message()),
     };

@@ -3,11 +3,12 @@
 //!
 //! Flow for the runtime: `split_keys` (MultiKey) or "send the command as is
 //! to every shard" (AllShards, except SCAN), run [`super::execute`] on each
-//! owner shard, then [`merge_replies`]. SCAN visits one shard per call: use
-//! [`scan_route`] and [`scan_finish`].
+//! owner shard, then [`merge_replies`]. SCAN walks the shards in turn: use
+//! [`ScanWalk`].
 
 use bytes::Bytes;
 
+use super::coll_scan::scan_options;
 use super::reply::wrong_arity;
 use crate::keyspace::db::SCAN_CURSOR_BITS;
 use crate::keyspace::slot::owner_shard;
@@ -123,51 +124,126 @@ pub fn merge_replies(name: &str, nkeys: usize, parts: Vec<(Vec<usize>, Frame)>) 
 
 const LOCAL_MASK: u64 = (1 << SCAN_CURSOR_BITS) - 1;
 
-/// Routes a cluster-wide SCAN call. The global cursor is
-/// `shard << 48 | local cursor` (so at most 65536 shards); a scan walks shard
-/// 0, 1, ... in turn. Returns the shard to ask and the sub-command with the
-/// local cursor, or `Err(reply)` to send as is: `ERR invalid cursor`, an
-/// arity error, or the finished-scan reply `["0", []]` for a cursor naming a
-/// shard that does not exist.
-pub fn scan_route(args: &[Bytes], nr_shards: usize) -> Result<(usize, Vec<Bytes>), Frame> {
-    if args.len() < 2 {
-        return Err(wrong_arity("scan"));
-    }
-    let Some(cursor) = parse_cursor(&args[1]) else {
-        return Err(Frame::error("ERR invalid cursor"));
-    };
-    let shard = usize::try_from(cursor >> SCAN_CURSOR_BITS).unwrap_or(usize::MAX);
-    if shard >= nr_shards.max(1) {
-        return Err(Frame::Array(vec![
-            Frame::bulk(b"0"),
-            Frame::Array(Vec::new()),
-        ]));
-    }
-    let mut sub = args.to_vec();
-    sub[1] = Bytes::from((cursor & LOCAL_MASK).to_string());
-    Ok((shard, sub))
+/// One cluster-wide SCAN call, walking the shards in turn.
+///
+/// The global cursor is `shard << 48 | local cursor` (so at most 65536 shards): a scan walks
+/// shard 0, 1, ... in turn. One call goes on to the next shard while the shards it asked
+/// have *examined* fewer than COUNT keys in all (keys visited before the MATCH / TYPE filters,
+/// as Redis 7.0's `scanGenericCommand` counts them) and the current shard is done; the next
+/// shard is asked for the COUNT left. So a database smaller than COUNT is one call ending with
+/// cursor 0, whatever the filters, and a call examines about COUNT keys, as in Redis.
+///
+/// Each shard's step is the shard-local `SCAN local-cursor [options] COUNT left`, whose reply
+/// is `[local next cursor, [keys], examined]` (see [`super::keys::scan`]).
+#[derive(Debug)]
+pub struct ScanWalk {
+    /// The caller's options (after the cursor), validated.
+    options: Vec<Bytes>,
+    /// The shard asked last.
+    shard: usize,
+    nr_shards: usize,
+    /// COUNT of the call, at least 1.
+    count: usize,
+    /// Keys examined so far by this call.
+    examined: usize,
+    /// Keys returned so far by this call.
+    keys: Vec<Frame>,
 }
 
-/// Rewrites the local cursor in `shard`'s SCAN reply into the global cursor
-/// (0 only after the last shard is done). Errors pass through.
-pub fn scan_finish(reply: Frame, shard: usize, nr_shards: usize) -> Frame {
-    let Frame::Array(mut items) = reply else {
-        return reply;
-    };
-    let local = match items.first() {
-        Some(Frame::Bulk(c)) => parse_cursor(c).unwrap_or(0),
-        _ => return Frame::Array(items),
-    };
-    let shard = shard as u64;
-    let global = if local != 0 {
-        shard << SCAN_CURSOR_BITS | local
-    } else if shard + 1 < nr_shards as u64 {
-        (shard + 1) << SCAN_CURSOR_BITS
-    } else {
-        0
-    };
-    items[0] = Frame::Bulk(Bytes::from(global.to_string()));
-    Frame::Array(items)
+/// What a [`ScanWalk`] does next.
+#[derive(Debug, PartialEq)]
+pub enum ScanStep {
+    /// Run the shard-local sub-command (args, name included) on the shard.
+    Ask(usize, Vec<Bytes>),
+    /// The call's reply to send.
+    Reply(Frame),
+}
+
+impl ScanWalk {
+    /// Starts a SCAN call from the client's `args` (name included) on `nr_shards` shards.
+    /// Checks, in Redis's order: the arity, the cursor (`ERR invalid cursor`), then the
+    /// options (`ERR syntax error`, or `ERR value is not an integer or out of range` for a
+    /// non-integer COUNT). A cursor naming a shard that does not exist is the finished-scan
+    /// reply `["0", []]`. Errors and that reply come as `Err(reply)`; otherwise the walk and
+    /// its first step.
+    pub fn start(args: &[Bytes], nr_shards: usize) -> Result<(Self, ScanStep), Frame> {
+        if args.len() < 2 {
+            return Err(wrong_arity("scan"));
+        }
+        let cursor = parse_cursor(&args[1]).ok_or_else(|| Frame::error("ERR invalid cursor"))?;
+        let count = scan_options(&args[2..], true)?.count;
+        let nr_shards = nr_shards.max(1);
+        let shard = usize::try_from(cursor >> SCAN_CURSOR_BITS).unwrap_or(usize::MAX);
+        if shard >= nr_shards {
+            return Err(scan_reply(0, Vec::new()));
+        }
+        let walk = Self {
+            options: args[2..].to_vec(),
+            shard,
+            nr_shards,
+            count,
+            examined: 0,
+            keys: Vec::new(),
+        };
+        let step = walk.ask(cursor & LOCAL_MASK);
+        Ok((walk, step))
+    }
+
+    /// The sub-command asking the current shard for the COUNT left from `local` on.
+    fn ask(&self, local: u64) -> ScanStep {
+        let mut sub = Vec::with_capacity(self.options.len() + 4);
+        sub.push(Bytes::from_static(b"SCAN"));
+        sub.push(Bytes::from(local.to_string()));
+        sub.extend(self.options.iter().cloned());
+        // A repeated option: the last one counts (Redis too).
+        sub.push(Bytes::from_static(b"COUNT"));
+        let left = self.count.saturating_sub(self.examined).max(1);
+        sub.push(Bytes::from(left.to_string()));
+        ScanStep::Ask(self.shard, sub)
+    }
+
+    /// Takes the current shard's reply to the step it was asked and says what comes next.
+    /// An error reply ends the call with that error.
+    pub fn step(&mut self, reply: Frame) -> ScanStep {
+        let Frame::Array(items) = reply else {
+            return ScanStep::Reply(reply);
+        };
+        let mut items = items.into_iter();
+        let (Some(Frame::Bulk(next)), Some(Frame::Array(keys)), Some(Frame::Integer(examined))) =
+            (items.next(), items.next(), items.next())
+        else {
+            return ScanStep::Reply(Frame::error("ERR internal error: bad SCAN step reply"));
+        };
+        self.keys.extend(keys);
+        self.examined = self
+            .examined
+            .saturating_add(usize::try_from(examined).unwrap_or(0));
+        let local = parse_cursor(&next).unwrap_or(0);
+        let shard = self.shard as u64;
+        if local != 0 {
+            return self.reply(shard << SCAN_CURSOR_BITS | local);
+        }
+        if self.shard + 1 >= self.nr_shards {
+            return self.reply(0);
+        }
+        self.shard += 1;
+        if self.examined >= self.count {
+            return self.reply((shard + 1) << SCAN_CURSOR_BITS);
+        }
+        self.ask(0)
+    }
+
+    fn reply(&mut self, cursor: u64) -> ScanStep {
+        ScanStep::Reply(scan_reply(cursor, std::mem::take(&mut self.keys)))
+    }
+}
+
+/// SCAN's reply `[cursor as bulk, [keys]]`.
+fn scan_reply(cursor: u64, keys: Vec<Frame>) -> Frame {
+    Frame::Array(vec![
+        Frame::Bulk(Bytes::from(cursor.to_string())),
+        Frame::Array(keys),
+    ])
 }
 
 #[cfg(test)]

@@ -123,30 +123,48 @@ fn merge_errors_win() {
     assert_eq!(merge_mget(1, vec![(vec![0], e.clone())]), e);
 }
 
-#[test]
-fn sharded_scan_visits_every_key_once() {
-    let mut dbs = [Db::new(), Db::new(), Db::new(), Db::new()];
-    for i in 0..200 {
+/// One SCAN call over `dbs` (one per shard): `(next cursor, keys)`.
+fn scan_call(dbs: &mut [Db], args: &[&str]) -> Result<(String, Vec<Frame>), Frame> {
+    let (mut walk, mut step) = ScanWalk::start(&b(args), dbs.len())?;
+    let mut asked = 0;
+    loop {
+        match step {
+            ScanStep::Ask(shard, sub) => {
+                asked += 1;
+                assert!(asked <= dbs.len(), "one call asks each shard at most once");
+                step = walk.step(execute(&mut dbs[shard], &sub, 0));
+            }
+            ScanStep::Reply(Frame::Array(items)) => {
+                let [Frame::Bulk(next), Frame::Array(keys)] = &items[..] else {
+                    panic!("shape {items:?}")
+                };
+                return Ok((String::from_utf8_lossy(next).into_owned(), keys.clone()));
+            }
+            ScanStep::Reply(other) => return Err(other),
+        }
+    }
+}
+
+fn sharded(n: usize, keys: usize) -> Vec<Db> {
+    let mut dbs: Vec<Db> = (0..n).map(|_| Db::new()).collect();
+    for i in 0..keys {
         let key = format!("key:{i}");
-        let shard = owner_shard(key.as_bytes(), dbs.len());
+        let shard = owner_shard(key.as_bytes(), n);
         execute(&mut dbs[shard], &b(&["SET", &key, "v"]), 0);
     }
+    dbs
+}
+
+#[test]
+fn sharded_scan_visits_every_key_once() {
+    let mut dbs = sharded(4, 200);
     let mut cursor = "0".to_string();
     let mut seen = Vec::new();
     for _ in 0..1000 {
-        let (shard, sub) = match scan_route(&b(&["SCAN", &cursor, "COUNT", "9"]), dbs.len()) {
-            Ok(r) => r,
-            Err(e) => panic!("{e:?}"),
-        };
-        let reply = scan_finish(execute(&mut dbs[shard], &sub, 0), shard, dbs.len());
-        let Frame::Array(items) = reply else {
-            panic!("shape")
-        };
-        let [Frame::Bulk(next), Frame::Array(keys)] = &items[..] else {
-            panic!("shape")
-        };
-        seen.extend(keys.iter().cloned());
-        cursor = String::from_utf8_lossy(next).into_owned();
+        let (next, keys) = scan_call(&mut dbs, &["SCAN", &cursor, "COUNT", "9"]).expect("reply");
+        assert!(keys.len() >= 9 || next == "0", "{} keys", keys.len());
+        seen.extend(keys);
+        cursor = next;
         if cursor == "0" {
             break;
         }
@@ -158,30 +176,84 @@ fn sharded_scan_visits_every_key_once() {
 }
 
 #[test]
-fn scan_route_edges() {
+fn small_database_is_one_call() {
+    let mut dbs = sharded(4, 30);
+    let (next, keys) = scan_call(&mut dbs, &["SCAN", "0", "COUNT", "100"]).expect("reply");
+    assert_eq!((next.as_str(), keys.len()), ("0", 30));
+    // The filters do not shorten the walk: COUNT counts the keys examined.
+    let (next, keys) =
+        scan_call(&mut dbs, &["SCAN", "0", "MATCH", "key:1*", "COUNT", "100"]).expect("reply");
+    assert_eq!((next.as_str(), keys.len()), ("0", 11));
+    let (next, keys) = scan_call(&mut dbs, &["SCAN", "0", "TYPE", "set"]).expect("reply");
+    assert_ne!(next, "0", "30 keys examined 10 at a time");
+    assert!(keys.is_empty());
+}
+
+#[test]
+fn scan_walk_edges() {
+    let mut dbs = sharded(2, 0);
     assert_eq!(
-        scan_route(&b(&["SCAN", "x"]), 2),
+        scan_call(&mut dbs, &["SCAN", "x"]),
         Err(Frame::error("ERR invalid cursor"))
+    );
+    assert_eq!(
+        scan_call(&mut dbs, &["SCAN", "0", "COUNT"]),
+        Err(Frame::error("ERR syntax error"))
+    );
+    assert_eq!(
+        scan_call(&mut dbs, &["SCAN", "0", "COUNT", "x"]),
+        Err(Frame::error("ERR value is not an integer or out of range"))
     );
     let done = Frame::Array(vec![Frame::bulk(b"0"), Frame::Array(Vec::new())]);
     assert_eq!(
-        scan_route(&b(&["SCAN", &(5u64 << 48).to_string()]), 2),
+        ScanWalk::start(&b(&["SCAN", &(5u64 << 48).to_string()]), 2).map(|_| ()),
         Err(done)
     );
-    let (shard, sub) = scan_route(
-        &b(&["SCAN", &((1u64 << 48) | 77).to_string(), "MATCH", "a*"]),
+    let (_, step) = ScanWalk::start(
+        &b(&[
+            "SCAN",
+            &((1u64 << 48) | 77).to_string(),
+            "MATCH",
+            "a*",
+            "COUNT",
+            "5",
+        ]),
         2,
     )
-    .unwrap_or_default();
-    assert_eq!((shard, sub), (1, b(&["SCAN", "77", "MATCH", "a*"])));
-    let err = Frame::error("ERR syntax error");
-    assert_eq!(scan_finish(err.clone(), 0, 2), err);
-    let local_done = Frame::Array(vec![Frame::bulk(b"0"), Frame::Array(Vec::new())]);
+    .expect("started");
     assert_eq!(
-        scan_finish(local_done, 0, 2),
-        Frame::Array(vec![
+        step,
+        ScanStep::Ask(
+            1,
+            b(&["SCAN", "77", "MATCH", "a*", "COUNT", "5", "COUNT", "5"])
+        )
+    );
+    let (mut walk, _) = ScanWalk::start(&b(&["SCAN", "0"]), 2).expect("started");
+    let err = Frame::error("ERR syntax error");
+    assert_eq!(walk.step(err.clone()), ScanStep::Reply(err));
+    // Shard 0 done after 4 of 10 keys: shard 1 is asked for the 6 left.
+    let (mut walk, _) = ScanWalk::start(&b(&["SCAN", "0"]), 2).expect("started");
+    let local_done = Frame::Array(vec![
+        Frame::bulk(b"0"),
+        Frame::Array(Vec::new()),
+        Frame::Integer(4),
+    ]);
+    assert_eq!(
+        walk.step(local_done),
+        ScanStep::Ask(1, b(&["SCAN", "0", "COUNT", "6"]))
+    );
+    // Shard 0 done after all 10: the call ends with the cursor of shard 1.
+    let (mut walk, _) = ScanWalk::start(&b(&["SCAN", "0"]), 2).expect("started");
+    let local_done = Frame::Array(vec![
+        Frame::bulk(b"0"),
+        Frame::Array(Vec::new()),
+        Frame::Integer(10),
+    ]);
+    assert_eq!(
+        walk.step(local_done),
+        ScanStep::Reply(Frame::Array(vec![
             Frame::Bulk(Bytes::from((1u64 << 48).to_string())),
             Frame::Array(Vec::new())
-        ])
+        ]))
     );
 }

@@ -2,27 +2,27 @@
 //! HLEN HEXISTS HSTRLEN (Redis 7 `t_hash.c`); the counters are in
 //! [`super::hash_incr`].
 
-use std::collections::HashMap;
-
 use bytes::Bytes;
 
 use super::reply::{wrong_arity, wrong_type};
-use crate::keyspace::{Db, Value};
+use crate::keyspace::{Db, Hash, HashLimits, Value};
 use crate::notify::flags;
 use crate::resp::Frame;
 
 /// The hash at `key` for writing, created empty if missing (the caller
-/// must store at least one field). `Err` is the WRONGTYPE frame.
+/// must store at least one field), with the database's [`HashLimits`] to write it under.
+/// `Err` is the WRONGTYPE frame.
 pub(super) fn hash_for_write<'a>(
     db: &'a mut Db,
     key: &[u8],
     now: u64,
-) -> Result<&'a mut HashMap<Bytes, Bytes>, Frame> {
+) -> Result<(&'a mut Hash, HashLimits), Frame> {
     if !db.contains(key, now) {
-        db.set(key, Value::Hash(HashMap::new()), false, now);
+        db.set(key, Value::Hash(Hash::new()), false, now);
     }
+    let limits = db.hash_limits();
     match db.get_mut(key, now) {
-        Some(Value::Hash(map)) => Ok(map),
+        Some(Value::Hash(map)) => Ok((map, limits)),
         Some(_) => Err(wrong_type()),
         None => Err(Frame::error("ERR internal error")),
     }
@@ -35,16 +35,11 @@ fn set_fields(db: &mut Db, args: &[Bytes], now: u64, name: &str) -> Result<i64, 
     if args.len() < 4 || args.len() % 2 == 1 {
         return Err(wrong_arity(name));
     }
-    let map = hash_for_write(db, &args[1], now)?;
+    let (map, limits) = hash_for_write(db, &args[1], now)?;
     let mut created = 0;
     for pair in args[2..].chunks_exact(2) {
-        let value = Bytes::copy_from_slice(&pair[1]);
-        match map.get_mut(&pair[0][..]) {
-            Some(slot) => *slot = value,
-            None => {
-                map.insert(Bytes::copy_from_slice(&pair[0]), value);
-                created += 1;
-            }
+        if map.set(&pair[0], Bytes::copy_from_slice(&pair[1]), limits) {
+            created += 1;
         }
     }
     db.notify(flags::HASH, "hset", &args[1]);
@@ -63,17 +58,14 @@ pub fn hmset(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
 
 /// `HSETNX key field value` → 1 if the field was created, 0 if it existed.
 pub fn hsetnx(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
-    let map = match hash_for_write(db, &args[1], now) {
-        Ok(m) => m,
+    let (map, limits) = match hash_for_write(db, &args[1], now) {
+        Ok(found) => found,
         Err(e) => return e,
     };
     if map.contains_key(&args[2][..]) {
         return Frame::Integer(0);
     }
-    map.insert(
-        Bytes::copy_from_slice(&args[2]),
-        Bytes::copy_from_slice(&args[3]),
-    );
+    map.set(&args[2], Bytes::copy_from_slice(&args[3]), limits);
     db.notify(flags::HASH, "hset", &args[1]);
     Frame::Integer(1)
 }
@@ -107,7 +99,7 @@ pub fn hdel(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
 }
 
 /// `HGETALL key` → map of field → value (RESP2: flat array), empty if
-/// missing.
+/// missing; a small hash in insertion order, as Redis's listpack.
 pub fn hgetall(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     match db.get(&args[1], now) {
         Some(Value::Hash(map)) => Frame::Map(
@@ -147,7 +139,8 @@ pub fn hmget(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     }
 }
 
-/// Shared HKEYS / HVALS: an array (in RESP3 too), empty if missing.
+/// Shared HKEYS / HVALS: an array (in RESP3 too), empty if missing; a small hash in
+/// insertion order.
 fn hash_items(db: &mut Db, key: &[u8], now: u64, keys: bool) -> Frame {
     match db.get(key, now) {
         Some(Value::Hash(map)) => Frame::Array(

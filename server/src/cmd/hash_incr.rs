@@ -20,8 +20,8 @@ pub fn hincrby(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Ok(n) => n,
         Err(e) => return e,
     };
-    let map = match hash_for_write(db, &args[1], now) {
-        Ok(m) => m,
+    let (map, limits) = match hash_for_write(db, &args[1], now) {
+        Ok(found) => found,
         Err(e) => return e,
     };
     let current = match map.get(&args[2][..]) {
@@ -34,10 +34,7 @@ pub fn hincrby(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     let Some(new) = current.checked_add(incr) else {
         return Frame::error("ERR increment or decrement would overflow");
     };
-    map.insert(
-        Bytes::copy_from_slice(&args[2]),
-        Bytes::from(new.to_string()),
-    );
+    map.set(&args[2], Bytes::from(new.to_string()), limits);
     db.notify(flags::HASH, "hincrby", &args[1]);
     Frame::Integer(new)
 }
@@ -53,8 +50,8 @@ pub fn hincrbyfloat(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Some(Ld::Inf) => return Frame::error("ERR value is NaN or Infinity"),
         None => return Frame::error(NOT_FLOAT),
     };
-    let map = match hash_for_write(db, &args[1], now) {
-        Ok(m) => m,
+    let (map, limits) = match hash_for_write(db, &args[1], now) {
+        Ok(found) => found,
         Err(e) => return e,
     };
     let current = match map.get(&args[2][..]) {
@@ -71,7 +68,7 @@ pub fn hincrbyfloat(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         return Frame::error(NAN_OR_INF);
     };
     let text = Bytes::from(sum.to_human());
-    map.insert(Bytes::copy_from_slice(&args[2]), text.clone());
+    map.set(&args[2], text.clone(), limits);
     db.notify(flags::HASH, "hincrbyfloat", &args[1]);
     Frame::Bulk(text)
 }

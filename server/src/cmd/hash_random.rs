@@ -55,7 +55,10 @@ pub fn hrandfield(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             .map_or(Frame::Null, |f| Frame::Bulk(f.clone()));
     };
     let n = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
-    let picked: Vec<(&Bytes, &Bytes)> = if count >= 0 {
+    let picked: Vec<(&Bytes, &Bytes)> = if count >= 0 && n >= map.len() {
+        // The whole hash, in its order (a small one's insertion order), as Redis replies.
+        map.iter().collect()
+    } else if count >= 0 {
         map.iter().choose_multiple(&mut rng, n.min(map.len()))
     } else {
         if n > MAX_REPEATED {

@@ -41,8 +41,10 @@ pub fn keys(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     Frame::bulk_array(db.keys(&args[1], now))
 }
 
-/// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]` on this shard →
-/// `[next-cursor as bulk, [keys]]`. Errors as Redis 7: `ERR invalid
+/// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`, one shard's step of a SCAN call
+/// → `[next local cursor as bulk, [keys], keys examined as integer]` (the examined count,
+/// before MATCH / TYPE, lets the call go on to the next shard: see
+/// [`super::fanout::ScanWalk`], which turns the steps into Redis's reply). Errors as Redis 7: `ERR invalid
 /// cursor`, a non-integer COUNT is `ERR value is not an integer or out of
 /// range`, COUNT < 1 or an unknown/incomplete option is `ERR syntax error`.
 /// Default COUNT is 10.
@@ -54,7 +56,7 @@ pub fn scan(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         Ok(o) => o,
         Err(e) => return e,
     };
-    let (next, keys) = db.scan(
+    let (next, keys, examined) = db.scan(
         cursor,
         options.count,
         options.pattern,
@@ -64,6 +66,7 @@ pub fn scan(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     Frame::Array(vec![
         Frame::Bulk(Bytes::from(next.to_string())),
         Frame::bulk_array(keys),
+        Frame::Integer(i64::try_from(examined).unwrap_or(i64::MAX)),
     ])
 }
 

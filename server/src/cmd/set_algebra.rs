@@ -107,8 +107,15 @@ fn compute(db: &mut Db, keys: &[Bytes], now: u64, kind: Algebra) -> Result<HashS
     })
 }
 
-fn members_reply(set: HashSet<Bytes>) -> Frame {
-    Frame::Set(set.into_iter().map(Frame::Bulk).collect())
+/// The members of a SINTER / SUNION / SDIFF result, in Redis's order (an all-integer result
+/// within `intset_entries` is an intset there: ascending).
+fn members_reply(set: HashSet<Bytes>, intset_entries: u64) -> Frame {
+    Frame::Set(
+        super::sets::reply_order(set.iter(), intset_entries)
+            .into_iter()
+            .map(|m| Frame::Bulk(m.clone()))
+            .collect(),
+    )
 }
 
 /// Stores `set` at `dest` (deleting it when empty; the TTL is dropped) → its size. Events as
@@ -130,7 +137,7 @@ fn store(db: &mut Db, dest: &[u8], set: HashSet<Bytes>, now: u64, event: &'stati
 
 fn read_form(db: &mut Db, args: &[Bytes], now: u64, kind: Algebra) -> Frame {
     match compute(db, &args[1..], now, kind) {
-        Ok(set) => members_reply(set),
+        Ok(set) => members_reply(set, db.intset_entries()),
         Err(e) => e,
     }
 }

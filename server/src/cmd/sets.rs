@@ -9,7 +9,35 @@ use rand::seq::{IteratorRandom, SliceRandom};
 use super::reply::{positive_arg, range_arg, syntax_error, wrong_type};
 use crate::keyspace::{Db, Value};
 use crate::notify::flags;
+use crate::resp::num::parse_i64;
 use crate::resp::Frame;
+
+/// `members` in Redis 7.0's reply order: a set Redis would hold as an intset (every member an
+/// integer, at most `intset_entries` of them) ascending by value, as Redis's intset replies;
+/// any other set as given (Redis's hash table order is its own).
+pub(super) fn reply_order<'a>(
+    members: impl ExactSizeIterator<Item = &'a Bytes> + Clone,
+    intset_entries: u64,
+) -> Vec<&'a Bytes> {
+    intset_order(members.clone(), intset_entries).unwrap_or_else(|| members.collect())
+}
+
+/// The members of a set Redis would hold as an intset (every member an integer, at most
+/// `intset_entries` of them), ascending by value; `None` for any other set. Costs one integer
+/// parse per member (none beyond `intset_entries` members), and a sort when all are integers.
+pub(super) fn intset_order<'a>(
+    members: impl ExactSizeIterator<Item = &'a Bytes>,
+    intset_entries: u64,
+) -> Option<Vec<&'a Bytes>> {
+    if members.len() as u64 > intset_entries {
+        return None;
+    }
+    let mut pairs: Vec<(i64, &Bytes)> = members
+        .map(|m| parse_i64(m).map(|n| (n, m)))
+        .collect::<Option<_>>()?;
+    pairs.sort_unstable_by_key(|(n, _)| *n);
+    Some(pairs.into_iter().map(|(_, m)| m).collect())
+}
 
 /// `SADD key member...` → number of members added.
 pub fn sadd(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
@@ -48,8 +76,14 @@ pub fn srem(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
 
 /// `SMEMBERS key` → set reply (RESP2: array), empty if missing.
 pub fn smembers(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
+    let intset_entries = db.intset_entries();
     match db.get(&args[1], now) {
-        Some(Value::Set(set)) => Frame::Set(set.iter().map(|m| Frame::Bulk(m.clone())).collect()),
+        Some(Value::Set(set)) => Frame::Set(
+            reply_order(set.iter(), intset_entries)
+                .into_iter()
+                .map(|m| Frame::Bulk(m.clone()))
+                .collect(),
+        ),
         Some(_) => wrong_type(),
         None => Frame::Set(Vec::new()),
     }
@@ -155,6 +189,7 @@ pub fn srandmember(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
         },
         _ => return syntax_error(),
     };
+    let intset_entries = db.intset_entries();
     let set = match db.get(&args[1], now) {
         Some(Value::Set(set)) => set,
         Some(_) => return wrong_type(),
@@ -169,6 +204,11 @@ pub fn srandmember(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
             .map_or(Frame::Null, |m| Frame::Bulk(m.clone()));
     };
     let n = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
+    if count >= 0 && n >= set.len() {
+        // The whole set, in SMEMBERS's order (Redis replies SUNION of it).
+        let all = reply_order(set.iter(), intset_entries);
+        return Frame::Array(all.into_iter().map(|m| Frame::Bulk(m.clone())).collect());
+    }
     if count >= 0 {
         let picked = set
             .iter()

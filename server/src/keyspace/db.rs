@@ -11,6 +11,7 @@ use griddle::hash_map::RawEntryMut;
 use griddle::HashMap;
 
 use super::glob::string_match;
+use super::hash::HashLimits;
 use super::key::Key;
 use super::memory::{entry_size, lfu_new, lfu_touch, lru_clock, DEFAULT_SAMPLES};
 use super::snapshot::{dump_entry, Snapshot};
@@ -122,6 +123,11 @@ pub struct Db {
     lfu_counted: Option<u64>,
     /// The largest string a command may build (SETRANGE, APPEND, SETBIT).
     max_string: StringLimit,
+    /// When a small hash becomes a table (`hash-max-listpack-*`).
+    hash_limits: HashLimits,
+    /// `set-max-intset-entries`: the largest all-integer set replied in ascending order, as
+    /// Redis's intset.
+    intset_entries: IntsetEntries,
     /// Keyspace events gathered for publishing ([`Db::notify`]).
     notify: notify::Notifications,
 }
@@ -134,6 +140,16 @@ struct StringLimit(u64);
 impl Default for StringLimit {
     fn default() -> Self {
         Self(512 * 1024 * 1024)
+    }
+}
+
+/// `set-max-intset-entries`; Redis's default, 512, until set.
+#[derive(Debug, Clone, Copy)]
+struct IntsetEntries(u64);
+
+impl Default for IntsetEntries {
+    fn default() -> Self {
+        Self(512)
     }
 }
 
@@ -254,6 +270,29 @@ impl Db {
     /// The largest string, in bytes, a command may build here (512 MiB unless set).
     pub fn max_string_len(&self) -> u64 {
         self.max_string.0
+    }
+
+    /// Sets when a small hash becomes a table (`hash-max-listpack-entries` / `-value`);
+    /// existing hashes convert at their next write, as in Redis.
+    pub fn set_hash_limits(&mut self, limits: HashLimits) {
+        self.hash_limits = limits;
+    }
+
+    /// When a small hash becomes a table (Redis's defaults, 128 fields of 64 bytes, unless
+    /// set).
+    pub fn hash_limits(&self) -> HashLimits {
+        self.hash_limits
+    }
+
+    /// Sets `set-max-intset-entries` (see [`Db::intset_entries`]).
+    pub fn set_intset_entries(&mut self, entries: u64) {
+        self.intset_entries = IntsetEntries(entries);
+    }
+
+    /// `set-max-intset-entries`: an all-integer set of at most this many members is replied
+    /// (SMEMBERS, SSCAN, set algebra) in ascending order, as Redis's intset; 512 unless set.
+    pub fn intset_entries(&self) -> u64 {
+        self.intset_entries.0
     }
 
     /// What the access clock holds now.
@@ -737,7 +776,9 @@ impl Db {
     /// `cursor`, returning the next cursor (0 when done) and the visited keys
     /// that are live and pass `pattern` (glob) and `type_filter`
     /// (case-insensitive type name; an unknown name matches nothing, as in
-    /// Redis 7.0). Expired keys met on the way are deleted.
+    /// Redis 7.0). Expired keys met on the way are deleted. The third item is the number of
+    /// keys visited (before the filters; expired ones included), at least `count` unless the
+    /// scan is done.
     pub fn scan(
         &mut self,
         cursor: u64,
@@ -745,7 +786,7 @@ impl Db {
         pattern: Option<&[u8]>,
         type_filter: Option<&[u8]>,
         now_ms: u64,
-    ) -> (u64, Vec<Bytes>) {
+    ) -> (u64, Vec<Bytes>, usize) {
         let count = count.max(1);
         let start = cursor.min(1 << SCAN_CURSOR_BITS);
         let mut visited = Vec::new();
@@ -760,6 +801,7 @@ impl Db {
             visited.push(key.clone());
         }
         let pattern = pattern.filter(|p| *p != b"*");
+        let examined = visited.len();
         let mut out = Vec::with_capacity(visited.len());
         for key in visited {
             let Some(value) = self.get(&key, now_ms) else {
@@ -773,7 +815,7 @@ impl Db {
             }
             out.push(key.to_bytes());
         }
-        (next, out)
+        (next, out, examined)
     }
 
     /// A random live key (RANDOMKEY), `None` when there is none: the first key at or after a

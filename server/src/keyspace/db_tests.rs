@@ -91,7 +91,7 @@ fn full_scan(db: &mut Db, count: usize) -> Vec<Bytes> {
     let mut cursor = 0;
     let mut out = Vec::new();
     loop {
-        let (next, keys) = db.scan(cursor, count, None, None, 0);
+        let (next, keys, _) = db.scan(cursor, count, None, None, 0);
         out.extend(keys);
         if next == 0 {
             return out;
@@ -124,7 +124,7 @@ fn scan_survives_concurrent_changes() {
     let mut seen = Vec::new();
     let mut round = 0;
     loop {
-        let (next, keys) = db.scan(cursor, 10, None, None, 0);
+        let (next, keys, _) = db.scan(cursor, 10, None, None, 0);
         seen.extend(keys);
         // Churn between calls: add and delete other keys.
         for j in 0..20 {
@@ -158,7 +158,7 @@ fn scan_filters() {
     db.set(b"b1", s(b"v"), false, 0);
     db.set(b"gone", s(b"v"), false, 0);
     db.set_deadline(b"gone", 1);
-    let (next, mut keys) = db.scan(0, 100, Some(b"a*"), None, 10);
+    let (next, mut keys, _) = db.scan(0, 100, Some(b"a*"), None, 10);
     keys.sort();
     assert_eq!(
         (next, keys),
@@ -167,9 +167,9 @@ fn scan_filters() {
             vec![Bytes::from_static(b"a1"), Bytes::from_static(b"a2")]
         )
     );
-    let (_, keys) = db.scan(0, 100, None, Some(b"LIST"), 10);
+    let (_, keys, _) = db.scan(0, 100, None, Some(b"LIST"), 10);
     assert_eq!(keys, vec![Bytes::from_static(b"a2")]);
-    let (_, keys) = db.scan(0, 100, None, Some(b"nosuchtype"), 10);
+    let (_, keys, _) = db.scan(0, 100, None, Some(b"nosuchtype"), 10);
     assert!(keys.is_empty());
     // The expired key was deleted by the scan.
     assert_eq!(db.len(), 3);
@@ -185,7 +185,7 @@ fn remove_if_empty_and_flush() {
     db.set_deadline(b"k", 9);
     db.flush(1_000);
     assert_eq!((db.len(), db.expires_len()), (0, 0));
-    assert_eq!(db.scan(0, 10, None, None, 0), (0, vec![]));
+    assert_eq!(db.scan(0, 10, None, None, 0), (0, vec![], 0));
 }
 
 #[test]

@@ -15,8 +15,6 @@
 //! **Encoding** (OBJECT ENCODING): what Redis 7.0 would use for the same value under the
 //! same `*-max-*` parameters; shardline stores every value of a type the same way.
 
-use bytes::Bytes;
-
 use super::value::Value;
 use crate::runtime::EncodingKnobs;
 
@@ -138,9 +136,9 @@ fn is_canonical_integer(text: &[u8]) -> bool {
 const EMBSTR_SIZE_LIMIT: usize = 44;
 
 /// OBJECT ENCODING of `value` (Redis 7.0): strings `int` (canonical integer), `embstr`
-/// (≤ 44 bytes) or `raw`; lists `quicklist`; hashes `listpack` (within
-/// `hash-max-listpack-entries` fields, every field and value within
-/// `hash-max-listpack-value` bytes) or `hashtable`; sets `intset` (integers only, within
+/// (≤ 44 bytes) or `raw`; lists `quicklist`; hashes `listpack` or `hashtable`, as
+/// stored ([`super::Hash`]: a hash turns into a table for good at the write that takes it past
+/// `hash-max-listpack-entries` fields or `hash-max-listpack-value` bytes); sets `intset` (integers only, within
 /// `set-max-intset-entries`) or `hashtable`; sorted sets `listpack` (within
 /// `zset-max-listpack-entries` members, each within `zset-max-listpack-value` bytes) or
 /// `skiplist`.
@@ -150,16 +148,9 @@ pub fn encoding(value: &Value, knobs: &EncodingKnobs) -> &'static str {
         Value::Str(s) if s.len() <= EMBSTR_SIZE_LIMIT => "embstr",
         Value::Str(_) => "raw",
         Value::List(_) => "quicklist",
-        Value::Hash(h) => {
-            let small = |b: &Bytes| b.len() as u64 <= knobs.hash_max_listpack_value;
-            if h.len() as u64 <= knobs.hash_max_listpack_entries
-                && h.iter().all(|(f, v)| small(f) && small(v))
-            {
-                "listpack"
-            } else {
-                "hashtable"
-            }
-        }
+        // The hash's own form: converted for good when it outgrew the knobs at a write.
+        Value::Hash(h) if h.is_small() => "listpack",
+        Value::Hash(_) => "hashtable",
         Value::ZSet(z) => {
             if z.len() as u64 <= knobs.zset_max_listpack_entries
                 && z.entries()
@@ -203,6 +194,8 @@ pub fn refcount(value: &Value, shares_integers: bool) -> i64 {
 
 #[cfg(test)]
 mod tests {
+    use bytes::Bytes;
+
     use super::*;
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod db;
 pub mod glob;
+pub mod hash;
 pub mod key;
 pub mod memory;
 pub mod skiplist;
@@ -15,5 +16,6 @@ pub mod zset;
 
 pub use db::notify::KeyEvent;
 pub use db::{AccessClock, Db};
+pub use hash::{Hash, HashLimits};
 pub use value::Value;
 pub use zset::ZSet;

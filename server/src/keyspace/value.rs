@@ -1,9 +1,10 @@
 //! Values stored under a key (Redis 7 object types string, list, hash, set, zset).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 
 use bytes::Bytes;
 
+pub use super::hash::Hash;
 pub use super::zset::ZSet;
 
 /// A stored value. Collections are never stored empty: commands delete a key
@@ -14,8 +15,8 @@ pub enum Value {
     Str(Bytes),
     /// List, head at the front.
     List(VecDeque<Bytes>),
-    /// Field → value map.
-    Hash(HashMap<Bytes, Bytes>),
+    /// Field → value map (insertion order while small: [`Hash`]).
+    Hash(Hash),
     /// Unordered set of members.
     Set(HashSet<Bytes>),
     /// Sorted set: members ordered by (score, member bytes).

@@ -2,22 +2,23 @@
 //! sets and sorted sets (`rdbLoadObject`, `rdbGenericLoadStringObject`, `rdbLoadLen`). Every length is checked
 //! against the bytes left, so a hostile payload cannot ask for a large allocation.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 
 use bytes::Bytes;
 
 use super::encode::{CONTAINER_PACKED, CONTAINER_PLAIN};
 use super::listpack;
 use super::types;
-use crate::keyspace::{Value, ZSet};
+use crate::keyspace::{Hash, HashLimits, Value, ZSet};
 
 /// Longest string an LZF record may claim to expand to per compressed byte (LZF's best case
 /// is a 3-byte back reference expanding to 264 bytes).
 const LZF_MAX_RATIO: usize = 88;
 
 /// The value in `body` (type byte + encoding, footer already removed); `None` when it is
-/// malformed, an empty collection, or a type shardline does not store.
-pub(super) fn value(body: &[u8]) -> Option<Value> {
+/// malformed, an empty collection, or a type shardline does not store. A hash is built in
+/// the payload's order under `hash_limits` (small while within them).
+pub(super) fn value(body: &[u8], hash_limits: HashLimits) -> Option<Value> {
     let mut r = Reader { buf: body, pos: 0 };
     let kind = r.byte()?;
     let value = match kind {
@@ -40,10 +41,13 @@ pub(super) fn value(body: &[u8]) -> Option<Value> {
         }
         types::HASH => {
             let n = r.count()?;
-            let mut map = HashMap::with_capacity(n);
+            let mut map = Hash::new();
             for _ in 0..n {
                 let field = r.string()?;
-                map.insert(field, r.string()?);
+                // Redis refuses a duplicate field ("Duplicate hash fields detected").
+                if !map.set(&field, r.string()?, hash_limits) {
+                    return None;
+                }
             }
             Value::Hash(map)
         }
@@ -85,11 +89,11 @@ pub(super) fn value(body: &[u8]) -> Option<Value> {
             if items.len() % 2 != 0 {
                 return None;
             }
-            let mut map = HashMap::with_capacity(items.len() / 2);
+            let mut map = Hash::new();
             let mut items = items.into_iter();
             while let (Some(field), Some(value)) = (items.next(), items.next()) {
                 // Redis refuses a listpack hash with a duplicate field.
-                if map.insert(field, value).is_some() {
+                if !map.set(&field, value, hash_limits) {
                     return None;
                 }
             }

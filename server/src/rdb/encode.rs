@@ -1,20 +1,16 @@
-//! Writing a value in the RDB encoding redis-server 7.0 picks with its default limits
-//! (`rdbSaveObject`, `rdbSaveRawString`, `rdbSaveLen`).
+//! Writing a value in the RDB encoding redis-server 7.0 picks with its default limits (a
+//! hash: in the encoding it has, [`crate::keyspace::Hash`]) (`rdbSaveObject`, `rdbSaveRawString`, `rdbSaveLen`).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 
 use bytes::Bytes;
 
 use super::listpack;
 use super::types;
-use crate::keyspace::{Value, ZSet};
+use crate::keyspace::{Hash, Value, ZSet};
 use crate::resp::double::double_text;
 use crate::resp::num::parse_i64;
 
-/// `hash-max-listpack-entries`: a hash with more fields is saved as a plain hash.
-const HASH_MAX_LISTPACK_ENTRIES: usize = 128;
-/// `hash-max-listpack-value`: a hash with a longer field or value is saved as a plain hash.
-const HASH_MAX_LISTPACK_VALUE: usize = 64;
 /// `set-max-intset-entries`: a set of integers with more members is saved as a plain set.
 const SET_MAX_INTSET_ENTRIES: usize = 512;
 /// `zset-max-listpack-entries`: a sorted set with more members is saved as a skiplist.
@@ -110,15 +106,12 @@ fn list(out: &mut Vec<u8>, items: &VecDeque<Bytes>) {
     }
 }
 
-/// A listpack hash (type 16) within Redis's default limits, else a plain hash (type 4).
-fn hash(out: &mut Vec<u8>, map: &HashMap<Bytes, Bytes>) {
-    let small = map.len() <= HASH_MAX_LISTPACK_ENTRIES
-        && map
-            .iter()
-            .all(|(f, v)| f.len() <= HASH_MAX_LISTPACK_VALUE && v.len() <= HASH_MAX_LISTPACK_VALUE);
-    if small {
+/// A small hash as a listpack (type 16, in its order), a table as a plain hash (type 4), as
+/// Redis dumps its two encodings.
+fn hash(out: &mut Vec<u8>, map: &Hash) {
+    if map.is_small() {
         let mut node = listpack::Builder::new();
-        for (field, value) in map {
+        for (field, value) in map.iter() {
             node.push(field);
             node.push(value);
         }
@@ -127,7 +120,7 @@ fn hash(out: &mut Vec<u8>, map: &HashMap<Bytes, Bytes>) {
     } else {
         out.push(types::HASH);
         len(out, map.len() as u64);
-        for (field, value) in map {
+        for (field, value) in map.iter() {
             string(out, field);
             string(out, value);
         }

@@ -19,7 +19,7 @@ mod listpack;
 #[cfg(test)]
 mod tests;
 
-use crate::keyspace::Value;
+use crate::keyspace::{HashLimits, Value};
 
 /// The RDB version Redis 7.0 writes in a DUMP footer and the highest it restores.
 pub const RDB_VERSION: u16 = 10;
@@ -76,10 +76,12 @@ pub fn dump(value: &Value) -> Vec<u8> {
     out
 }
 
-/// Checks the footer of `payload` (version ≤ 10, CRC-64) and reads the value it holds.
+/// Checks the footer of `payload` (version ≤ 10, CRC-64) and reads the value it holds; a
+/// hash is kept small (in its payload's order) within `hash_limits`, else a table, as Redis
+/// loads.
 ///
 /// Errors: [`PayloadError`] (Redis's "version or checksum" check comes first, as in Redis).
-pub fn restore(payload: &[u8]) -> Result<Value, PayloadError> {
+pub fn restore(payload: &[u8], hash_limits: HashLimits) -> Result<Value, PayloadError> {
     let Some(body_len) = payload.len().checked_sub(10) else {
         return Err(PayloadError::VersionOrChecksum);
     };
@@ -89,5 +91,5 @@ pub fn restore(payload: &[u8]) -> Result<Value, PayloadError> {
     if version > RDB_VERSION || crc64(&payload[..body_len + 2]) != u64::from_le_bytes(crc) {
         return Err(PayloadError::VersionOrChecksum);
     }
-    decode::value(&payload[..body_len]).ok_or(PayloadError::BadFormat)
+    decode::value(&payload[..body_len], hash_limits).ok_or(PayloadError::BadFormat)
 }

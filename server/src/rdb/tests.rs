@@ -1,11 +1,12 @@
 //! Known-answer vectors: DUMP payloads produced by redis-server 7.0.15 (default
 //! configuration) for the values named, as hex.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 
 use bytes::Bytes;
 
 use super::*;
+use crate::keyspace::Hash;
 
 fn hex(s: &str) -> Vec<u8> {
     (0..s.len())
@@ -31,12 +32,7 @@ fn zset(pairs: &[(&str, f64)]) -> Value {
 }
 
 fn hash(pairs: &[(&str, &str)]) -> Value {
-    Value::Hash(
-        pairs
-            .iter()
-            .map(|(f, v)| (b(f), b(v)))
-            .collect::<HashMap<_, _>>(),
-    )
+    Value::Hash(pairs.iter().map(|(f, v)| (b(f), b(v))).collect())
 }
 
 /// (value, `DUMP` of redis-server 7.0.15), for values whose encoding has one byte order.
@@ -162,15 +158,18 @@ fn dump_writes_what_redis_writes() {
 #[test]
 fn restore_reads_what_redis_writes() {
     for (value, payload) in exact_vectors().into_iter().chain(restore_only_vectors()) {
-        assert_eq!(restore(&hex(payload)), Ok(value), "{payload}");
+        assert_eq!(
+            restore(&hex(payload), HashLimits::default()),
+            Ok(value),
+            "{payload}"
+        );
     }
 }
 
 #[test]
 fn round_trips_values_past_every_small_encoding_limit() {
     let long_list: VecDeque<Bytes> = (0..5000).map(|i| b(&format!("item-{i}"))).collect();
-    let many_fields: HashMap<Bytes, Bytes> =
-        (0..200).map(|i| (b(&i.to_string()), b("v"))).collect();
+    let many_fields: Hash = (0..200).map(|i| (b(&i.to_string()), b("v"))).collect();
     let many_ints: HashSet<Bytes> = (0..600).map(|i| b(&(i * 1000).to_string())).collect();
     let big_element = "z".repeat(20_000);
     for value in [
@@ -196,7 +195,11 @@ fn round_trips_values_past_every_small_encoding_limit() {
             "+1",
         ]),
     ] {
-        assert_eq!(restore(&dump(&value)), Ok(value.clone()), "{value:?}");
+        assert_eq!(
+            restore(&dump(&value), HashLimits::default()),
+            Ok(value.clone()),
+            "{value:?}"
+        );
     }
 }
 
@@ -212,16 +215,25 @@ fn a_list_is_split_into_8k_listpack_nodes() {
 #[test]
 fn refuses_bad_footers_and_bodies() {
     let good = hex("000568656c6c6f0a006372df766534200a");
-    assert_eq!(restore(&good[..9]), Err(PayloadError::VersionOrChecksum));
+    assert_eq!(
+        restore(&good[..9], HashLimits::default()),
+        Err(PayloadError::VersionOrChecksum)
+    );
     let mut flipped = good.clone();
     flipped[3] ^= 1;
-    assert_eq!(restore(&flipped), Err(PayloadError::VersionOrChecksum));
+    assert_eq!(
+        restore(&flipped, HashLimits::default()),
+        Err(PayloadError::VersionOrChecksum)
+    );
     // Version 11 with a valid checksum.
     let mut newer = good[..good.len() - 10].to_vec();
     newer.extend_from_slice(&11u16.to_le_bytes());
     let crc = crc64(&newer);
     newer.extend_from_slice(&crc.to_le_bytes());
-    assert_eq!(restore(&newer), Err(PayloadError::VersionOrChecksum));
+    assert_eq!(
+        restore(&newer, HashLimits::default()),
+        Err(PayloadError::VersionOrChecksum)
+    );
     // Well-framed bodies that are not values shardline can hold.
     for body in [
         &b"\x05"[..],                                     // RDB_TYPE_ZSET_2 without its count
@@ -238,7 +250,11 @@ fn refuses_bad_footers_and_bodies() {
         payload.extend_from_slice(&RDB_VERSION.to_le_bytes());
         let crc = crc64(&payload);
         payload.extend_from_slice(&crc.to_le_bytes());
-        assert_eq!(restore(&payload), Err(PayloadError::BadFormat), "{body:?}");
+        assert_eq!(
+            restore(&payload, HashLimits::default()),
+            Err(PayloadError::BadFormat),
+            "{body:?}"
+        );
     }
 }
 

@@ -72,8 +72,9 @@ impl EvictionPolicy {
     }
 }
 
-/// Thresholds OBJECT ENCODING follows (Redis 7.0 defaults; they change nothing but the
-/// encoding reported, since shardline stores every collection the same way).
+/// Encoding thresholds (Redis 7.0 defaults). The hash ones decide when a small hash (kept in
+/// insertion order) becomes a table ([`crate::keyspace::HashLimits`]); the others change
+/// nothing but the encoding OBJECT ENCODING reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EncodingKnobs {
     /// `hash-max-listpack-entries` (alias `hash-max-ziplist-entries`): 128.
@@ -90,6 +91,16 @@ pub struct EncodingKnobs {
     pub list_max_listpack_size: i64,
     /// `list-compress-depth`: 0.
     pub list_compress_depth: u64,
+}
+
+impl EncodingKnobs {
+    /// The hash thresholds, as the keyspace applies them.
+    pub fn hash_limits(&self) -> crate::keyspace::HashLimits {
+        crate::keyspace::HashLimits {
+            entries: self.hash_max_listpack_entries,
+            value: self.hash_max_listpack_value,
+        }
+    }
 }
 
 impl Default for EncodingKnobs {
@@ -211,8 +222,11 @@ pub fn apply(shard: &crate::shard::Shard, next: RuntimeConfig) {
     } else {
         AccessClock::Lru
     };
+    let hash_limits = next.encoding.hash_limits();
     for db in shard.dbs.borrow_mut().iter_mut() {
         db.set_access_clock(access);
+        db.set_hash_limits(hash_limits);
+        db.set_intset_entries(next.encoding.set_max_intset_entries);
         db.set_notify_flags(next.notify_keyspace_events);
     }
     if let Some(aof) = &shard.aof {

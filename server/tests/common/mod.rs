@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod reference;
+pub mod replies;
 pub mod shards;
 
 use std::io::{BufRead, BufReader};

@@ -50,18 +50,25 @@ fn keys_and_flush() {
 #[test]
 fn scan_reply_shape_and_errors() {
     let mut db = Db::new();
-    assert_eq!(r(&mut db, "SCAN 0"), "*2\r\n$1\r\n0\r\n*0\r\n");
+    // One shard's step: `[cursor, keys, examined]` (see `fanout::ScanWalk`).
+    assert_eq!(r(&mut db, "SCAN 0"), "*3\r\n$1\r\n0\r\n*0\r\n:0\r\n");
     r(&mut db, "SET only v");
     assert_eq!(
         r(&mut db, "SCAN 0"),
-        "*2\r\n$1\r\n0\r\n*1\r\n$4\r\nonly\r\n"
+        "*3\r\n$1\r\n0\r\n*1\r\n$4\r\nonly\r\n:1\r\n"
     );
     assert_eq!(
         r(&mut db, "SCAN 0 MATCH o* COUNT 5 TYPE string"),
-        "*2\r\n$1\r\n0\r\n*1\r\n$4\r\nonly\r\n"
+        "*3\r\n$1\r\n0\r\n*1\r\n$4\r\nonly\r\n:1\r\n"
     );
-    assert_eq!(r(&mut db, "SCAN 0 TYPE list"), "*2\r\n$1\r\n0\r\n*0\r\n");
-    assert_eq!(r(&mut db, "SCAN 0 MATCH x*"), "*2\r\n$1\r\n0\r\n*0\r\n");
+    assert_eq!(
+        r(&mut db, "SCAN 0 TYPE list"),
+        "*3\r\n$1\r\n0\r\n*0\r\n:1\r\n"
+    );
+    assert_eq!(
+        r(&mut db, "SCAN 0 MATCH x*"),
+        "*3\r\n$1\r\n0\r\n*0\r\n:1\r\n"
+    );
     assert_eq!(r(&mut db, "SCAN x"), "-ERR invalid cursor\r\n");
     assert_eq!(r(&mut db, "SCAN 0 COUNT 0"), "-ERR syntax error\r\n");
     assert_eq!(r(&mut db, "SCAN 0 COUNT x"), NOT_INT);
@@ -82,7 +89,7 @@ fn scan_iterates_everything() {
         let Frame::Array(items) = reply else {
             panic!("not an array")
         };
-        let [Frame::Bulk(next), Frame::Array(keys)] = &items[..] else {
+        let [Frame::Bulk(next), Frame::Array(keys), Frame::Integer(_)] = &items[..] else {
             panic!("bad shape")
         };
         assert!(keys.len() <= 8);

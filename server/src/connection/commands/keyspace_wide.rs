@@ -47,21 +47,28 @@ pub async fn all_shards(
     fanout::merge_replies(spec.name, 0, parts)
 }
 
-/// SCAN over all shards: one shard per call, the global cursor naming the shard (see
-/// [`fanout::scan_route`]).
+/// SCAN over all shards: the shards in turn, from the one the global cursor names, while
+/// fewer than COUNT keys were examined (see [`fanout::ScanWalk`]).
 async fn scan(shard: &Rc<Shard>, db: usize, scope: Option<TxnId>, args: Vec<Bytes>) -> Frame {
-    let (owner, sub_args) = match fanout::scan_route(&args, shard.nr_shards) {
-        Ok(route) => route,
+    let (mut walk, mut step) = match fanout::ScanWalk::start(&args, shard.nr_shards) {
+        Ok(started) => started,
         Err(reply) => return reply,
     };
-    let reply = shard
-        .run_on_in(
-            owner,
-            scope,
-            Box::new(move |s: &Shard| s.execute_local(db, &sub_args)),
-        )
-        .await;
-    fanout::scan_finish(reply, owner, shard.nr_shards)
+    loop {
+        match step {
+            fanout::ScanStep::Reply(reply) => return reply,
+            fanout::ScanStep::Ask(owner, sub_args) => {
+                let reply = shard
+                    .run_on_in(
+                        owner,
+                        scope,
+                        Box::new(move |s: &Shard| s.execute_local(db, &sub_args)),
+                    )
+                    .await;
+                step = walk.step(reply);
+            }
+        }
+    }
 }
 
 /// RANDOMKEY over all shards: every shard draws one of its keys and counts its keys; one of
