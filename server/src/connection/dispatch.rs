@@ -8,6 +8,7 @@ use shardline_metrics::Activity;
 
 use super::commands;
 use super::pipeline::Pipeline;
+use super::probe::ProbeRecord;
 use super::session::Session;
 use super::transaction;
 use super::CloseReason;
@@ -30,12 +31,14 @@ pub enum Flow {
 
 /// Dispatches one request; its reply (now or later) goes into `pipeline` in order. `args` is
 /// left empty when the request was handed on (queued in MULTI, sent to another shard),
-/// otherwise as it was, for the caller to reuse.
+/// otherwise as it was, for the caller to reuse. `client` is the connection's stream, for a
+/// login to probe whether a client that sent FIN is still there ([`super::probe`]).
 pub async fn dispatch(
     shard: &Rc<Shard>,
     session: &mut Session,
     args: &mut Vec<Bytes>,
     pipeline: &mut Pipeline,
+    client: &mut dyn ProbeRecord,
 ) -> Flow {
     let Some(name) = args.first() else {
         return Flow::Continue;
@@ -103,7 +106,7 @@ pub async fn dispatch(
         spec.name,
         "multi" | "exec" | "discard" | "watch" | "unwatch"
     ) {
-        return transaction::execute(shard, session, spec.name, args, pipeline).await;
+        return transaction::execute(shard, session, spec.name, args, pipeline, client).await;
     }
     match spec.routing {
         // Not behind the drain below: pipelined PUBLISHes go out without waiting for each
@@ -116,7 +119,7 @@ pub async fn dispatch(
             // Connection commands may change the protocol or the identity: earlier replies are
             // encoded first, with the state they were asked under.
             pipeline.drain().await;
-            commands::execute(shard, session, spec, std::mem::take(args), pipeline).await
+            commands::execute(shard, session, spec, std::mem::take(args), pipeline, client).await
         }
         KeyRouting::SingleKey => {
             let owner = shard.owner_of(&args[1]);

@@ -11,7 +11,11 @@
 //!
 //! A client that closed its connection while its ClientHello waited for the slot is not
 //! answered: the slot passes on at once (see [`super::peer`]), instead of paying the key
-//! exchange and the signature for nobody.
+//! exchange and the signature for nobody. Here a FIN alone is enough, unlike for a login
+//! ([`super::probe`]): every handshake (full or resumed, TLS 1.2 or 1.3, with or without
+//! early data, which the server does not accept) needs the client to send its Finished after
+//! the server's flight, which a client that sent FIN can no longer do, so no request can be
+//! lost.
 //!
 //! It also tells the handshake's [`HandshakeClock`] about every byte moved and every wait
 //! for a slot, until [`LoginGatedStream::handshake_done`].

@@ -17,6 +17,7 @@ mod output_limit;
 mod peer;
 mod pipeline;
 mod plaintext;
+mod probe;
 mod request_loop;
 mod session;
 mod silent;

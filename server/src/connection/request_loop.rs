@@ -14,6 +14,7 @@ use super::dispatch::{self, Flow};
 use super::duplex::{self, StreamEvent};
 use super::output_limit::OutputBufferCheck;
 use super::pipeline::Pipeline;
+use super::probe::ProbeRecord;
 use super::session::Session;
 use super::{CloseReason, UNAUTHENTICATED_LIMITS};
 use crate::blocking::slots::Wakeup;
@@ -60,7 +61,7 @@ struct Connection<'a, S> {
 /// client leaves, QUIT, a protocol error, a limit or shutdown; returns why it ended.
 pub async fn run<S>(shard: &Rc<Shard>, stream: S, session: Session) -> CloseReason
 where
-    S: AsyncRead + AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + ProbeRecord + Unpin,
 {
     let config = &shard.shared.config;
     let (registration, killed) = shard.info.clients.register(&session);
@@ -132,7 +133,7 @@ enum Wake {
     BlockTimeout,
 }
 
-impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
+impl<S: AsyncRead + AsyncWrite + ProbeRecord + Unpin> Connection<'_, S> {
     async fn serve(&mut self) -> CloseReason {
         let mut chunk = vec![0u8; READ_CHUNK];
         // One shutdown listener for the connection's life: registering one per read costs an
@@ -342,6 +343,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                         &mut self.session,
                         &mut args,
                         &mut self.pipeline,
+                        &mut self.stream,
                     )
                     .await;
                     args.clear();

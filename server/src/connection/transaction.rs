@@ -21,6 +21,7 @@ use bytes::Bytes;
 
 use super::dispatch::{dispatch, run_job_on, Flow};
 use super::pipeline::Pipeline;
+use super::probe::ProbeRecord;
 use super::session::Session;
 use crate::cmd::table::{self, KeyRouting};
 use crate::forward::ShardJob;
@@ -45,13 +46,14 @@ pub fn runs_inside_multi(name: &str) -> bool {
     )
 }
 
-/// MULTI, EXEC, DISCARD, WATCH and UNWATCH.
+/// MULTI, EXEC, DISCARD, WATCH and UNWATCH; `client` as for [`dispatch`].
 pub async fn execute(
     shard: &Rc<Shard>,
     session: &mut Session,
     name: &str,
     args: &[Bytes],
     pipeline: &mut Pipeline,
+    client: &mut dyn ProbeRecord,
 ) -> Flow {
     let protocol = session.protocol;
     let reply = match name {
@@ -75,7 +77,7 @@ pub async fn execute(
                 session.watched.clear().await;
                 Frame::error("EXECABORT Transaction discarded because of previous errors.")
             }
-            Some(txn) => return exec(shard, session, txn.queued, pipeline).await,
+            Some(txn) => return exec(shard, session, txn.queued, pipeline, client).await,
         },
         "watch" if session.transaction.is_some() => {
             Frame::error("ERR WATCH inside MULTI is not allowed")
@@ -105,6 +107,7 @@ async fn exec(
     session: &mut Session,
     queued: Vec<Vec<Bytes>>,
     pipeline: &mut Pipeline,
+    client: &mut dyn ProbeRecord,
 ) -> Flow {
     let (protocol, db) = (session.protocol, session.db);
     let shards = involved_shards(shard, &queued);
@@ -150,7 +153,7 @@ async fn exec(
     session.txn_scope = scope;
     let mut flow = Flow::Continue;
     for mut args in queued {
-        flow = Box::pin(dispatch(shard, session, &mut args, pipeline)).await;
+        flow = Box::pin(dispatch(shard, session, &mut args, pipeline, &mut *client)).await;
         if flow != Flow::Continue {
             break;
         }

@@ -63,6 +63,12 @@ impl<S> ErrorQueueChecked<S> {
     pub fn get_ref(&self) -> &S {
         &self.inner
     }
+
+    /// The wrapped stream, for a TLS operation the stream traits do not cover (the caller
+    /// runs it under [`guarded`]).
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for ErrorQueueChecked<S> {

@@ -1,5 +1,6 @@
 //! AUTH and HELLO (Redis 7 semantics), and the login path they share: wait for a login slot,
-//! skip the hash if the client has gone meanwhile, verify the SHA-512-crypt hash with the
+//! skip the hash if the client has gone meanwhile (reset, or closed as a probe shows: a
+//! half-closed client is served, [`crate::connection::probe`]), verify the SHA-512-crypt hash with the
 //! configured `--hash-mode` in the `auth` task queue, release the slot; close the connection
 //! after `--max-auth-failures` wrong passwords.
 
@@ -7,13 +8,14 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use shardline_auth::{AuthError, LoginStage};
+use shardline_auth::{AuthError, LoginPermit, LoginStage};
 use shardline_metrics::labels::login_result;
 use shardline_metrics::Activity;
 
 use crate::connection::dispatch::Flow;
-use crate::connection::peer::peer_closed;
+use crate::connection::peer::{peer_state, PeerState};
 use crate::connection::pipeline::Pipeline;
+use crate::connection::probe::{self, Probe, ProbeRecord};
 use crate::connection::session::Session;
 use crate::connection::CloseReason;
 use crate::resp::{Frame, Protocol};
@@ -49,24 +51,77 @@ enum Login {
 
 /// `AUTH password` (user `default`) or `AUTH username password`. A failed AUTH keeps the
 /// connection's previous identity. `Err` closes the connection: shed by the login queue,
-/// gone before its hash, or at its `--max-auth-failures`th wrong password.
+/// gone before its hash, or at its `--max-auth-failures`th wrong password. `client` is the
+/// connection's stream, for the probe of a client that sent FIN.
 pub async fn auth(
     shard: &Rc<Shard>,
     session: &mut Session,
     args: &[Bytes],
+    client: &mut dyn ProbeRecord,
 ) -> Result<Frame, LoginClose> {
     let (user, password) = match args.len() {
         2 => (Bytes::from_static(b"default"), args[1].clone()),
         3 => (args[1].clone(), args[2].clone()),
         _ => return Ok(Frame::error("ERR syntax error")),
     };
-    Ok(match login(shard, session, &user, password).await? {
-        Login::Accepted => {
-            session.user = Some(String::from_utf8_lossy(&user).into_owned());
-            Frame::ok()
+    Ok(
+        match login(shard, session, &user, password, client).await? {
+            Login::Accepted => {
+                session.user = Some(String::from_utf8_lossy(&user).into_owned());
+                Frame::ok()
+            }
+            Login::Rejected => return wrongpass(shard, session),
+            Login::Failed(text) => Frame::error(text),
+        },
+    )
+}
+
+/// The slot of a login whose client may have left (socket `fd`, stream `client`): `Err`
+/// (abandoned, no reply) when the client reset the connection, or sent FIN and the probe drew
+/// a RST; otherwise the slot to hash with (taken again when the probe's wait gave it back).
+async fn still_there(
+    shard: &Rc<Shard>,
+    fd: std::os::fd::RawFd,
+    client: &mut dyn ProbeRecord,
+    permit: LoginPermit,
+) -> Result<LoginPermit, LoginClose> {
+    let abandoned = || {
+        shard.metrics.login(login_result::ABANDONED);
+        Err(LoginClose {
+            reply: None,
+            reason: CloseReason::ClientClosed,
+        })
+    };
+    match peer_state(fd) {
+        PeerState::Open => Ok(permit),
+        PeerState::Reset => abandoned(),
+        PeerState::Finished => match probe::send_probe(client, fd).await {
+            Probe::NotSent => Ok(permit),
+            Probe::Gone => abandoned(),
+            Probe::Sent => {
+                // No slot held while the RST may be on its way.
+                drop(permit);
+                if probe::reset_after_window(fd).await {
+                    abandoned()
+                } else {
+                    admit(shard).await
+                }
+            }
+        },
+    }
+}
+
+/// A password login slot, or the shed reply that closes the connection.
+async fn admit(shard: &Rc<Shard>) -> Result<LoginPermit, LoginClose> {
+    shard.admit_login(LoginStage::Password).await.map_err(|_| {
+        shard.metrics.login(login_result::SHED);
+        LoginClose {
+            reply: Some(Frame::error(
+                "ERR login queue timeout: too many concurrent logins on this shard \
+                     (--max-concurrent-logins), try again later",
+            )),
+            reason: CloseReason::Shed,
         }
-        Login::Rejected => return wrongpass(shard, session),
-        Login::Failed(text) => Frame::error(text),
     })
 }
 
@@ -85,11 +140,12 @@ fn wrongpass(shard: &Shard, session: &mut Session) -> Result<Frame, LoginClose> 
     Ok(Frame::error(WRONGPASS))
 }
 
-/// `HELLO [protover [AUTH username password] [SETNAME clientname]]`.
+/// `HELLO [protover [AUTH username password] [SETNAME clientname]]`; `client` as for [`auth`].
 pub async fn hello(
     shard: &Rc<Shard>,
     session: &mut Session,
     args: &[Bytes],
+    client: &mut dyn ProbeRecord,
 ) -> Result<Frame, LoginClose> {
     let mut protocol = session.protocol;
     if let Some(version) = args.get(1) {
@@ -133,7 +189,7 @@ pub async fn hello(
         }
     }
     if let Some((user, password)) = credentials {
-        match login(shard, session, &user, password).await? {
+        match login(shard, session, &user, password, client).await? {
             Login::Accepted => session.user = Some(String::from_utf8_lossy(&user).into_owned()),
             Login::Rejected => return wrongpass(shard, session),
             Login::Failed(text) => return Ok(Frame::error(text)),
@@ -175,34 +231,21 @@ fn hello_reply(session: &Session) -> Frame {
 
 /// Waits for a login slot, verifies in the `auth` task queue, records metrics. `Err` closes
 /// the connection: shed by the login queue (with a reply), or the client left while its
-/// login waited (`logins_total{result="abandoned"}`, no hash, no reply).
+/// login waited (`logins_total{result="abandoned"}`, no hash, no reply): it reset the
+/// connection, or it sent FIN and the probe on `client` drew a RST. A half-closed client
+/// (FIN, no RST) is served.
 async fn login(
     shard: &Rc<Shard>,
     session: &Session,
     user: &Bytes,
     password: Bytes,
+    client: &mut dyn ProbeRecord,
 ) -> Result<Login, LoginClose> {
     let waited = Instant::now();
-    let permit = match shard.admit_login(LoginStage::Password).await {
-        Ok(permit) => permit,
-        Err(_) => {
-            shard.metrics.login(login_result::SHED);
-            return Err(LoginClose {
-                reply: Some(Frame::error(
-                    "ERR login queue timeout: too many concurrent logins on this shard \
-                     (--max-concurrent-logins), try again later",
-                )),
-                reason: CloseReason::Shed,
-            });
-        }
-    };
+    let mut permit = admit(shard).await?;
     shard.metrics.login_wait(waited.elapsed());
-    if session.socket_fd.is_some_and(peer_closed) {
-        shard.metrics.login(login_result::ABANDONED);
-        return Err(LoginClose {
-            reply: None,
-            reason: CloseReason::ClientClosed,
-        });
+    if let Some(fd) = session.socket_fd {
+        permit = still_there(shard, fd, client, permit).await?;
     }
     // Queued now, hashed when the auth task runs: logins read before it runs share a batch.
     let submitted = shard

@@ -27,6 +27,7 @@ use bytes::Bytes;
 
 use super::dispatch::Flow;
 use super::pipeline::Pipeline;
+use super::probe::ProbeRecord;
 use super::session::Session;
 use super::CloseReason;
 use crate::cmd::table::CommandSpec;
@@ -43,6 +44,7 @@ pub async fn execute(
     spec: &'static CommandSpec,
     args: Vec<Bytes>,
     pipeline: &mut Pipeline,
+    client: &mut dyn ProbeRecord,
 ) -> Flow {
     let reply = match spec.name {
         "ping" if session.protocol == crate::resp::Protocol::Resp2 && session.is_subscribed() => {
@@ -70,11 +72,11 @@ pub async fn execute(
             pipeline.set_reply_mode(super::pipeline::ReplyMode::On);
             Frame::Simple("RESET".into())
         }
-        "auth" => match auth::auth(shard, session, &args).await {
+        "auth" => match auth::auth(shard, session, &args, client).await {
             Ok(frame) => frame,
             Err(close) => return close.finish(shard, session, pipeline),
         },
-        "hello" => match auth::hello(shard, session, &args).await {
+        "hello" => match auth::hello(shard, session, &args, client).await {
             Ok(frame) => frame,
             Err(close) => return close.finish(shard, session, pipeline),
         },
