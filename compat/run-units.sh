@@ -98,7 +98,7 @@ done
 
 status=0
 echo
-printf '%-22s %8s %8s\n' unit passed baseline
+printf '%-32s %8s %8s\n' unit passed baseline
 for unit in $UNITS; do
   want=$(baseline "$unit")
   got=$(passed "$unit" "$WORK/summary.txt")
@@ -106,6 +106,6 @@ for unit in $UNITS; do
   note=
   if [ "$got" -lt "${want:-0}" ]; then note="REGRESSION"; status=1
   elif [ "$got" -gt "${want:-0}" ]; then note="(above baseline: raise it)"; fi
-  printf '%-22s %8s %8s %s\n' "$unit" "$got" "${want:-?}" "$note"
+  printf '%-32s %8s %8s %s\n' "$unit" "$got" "${want:-?}" "$note"
 done
 exit $status
