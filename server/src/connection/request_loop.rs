@@ -395,6 +395,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
         let Some(wait) = self.session.blocked.take() else {
             return;
         };
+        let started = crate::clock::CommandInstant::now();
+        let logged =
+            (self.shard.runtime.borrow().slowlog_log_slower_than >= 0).then(|| wait.args.clone());
         let reply = match wakeup {
             Wakeup::Reply(reply) => reply,
             Wakeup::Handoff => {
@@ -413,6 +416,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
         };
         if reply.is_error() {
             self.shard.metrics.command_error("command");
+        }
+        // Logged once served, timed from its wake-up (Redis logs a blocked command when it
+        // is unblocked, without the time it waited).
+        if let Some(args) = logged {
+            self.shard
+                .log_if_slow(&args, started, &self.session.client_tag());
         }
         self.pipeline.ready(self.session.protocol, reply);
         self.sync_client();
