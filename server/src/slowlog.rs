@@ -104,7 +104,8 @@ pub fn redact(args: &[Bytes]) -> Vec<Bytes> {
     out
 }
 
-/// Redis's truncation of a logged command's arguments.
+/// Redis's truncation of a logged command's arguments, copied (an entry must not keep the
+/// request buffer its arguments were parsed from alive).
 pub fn truncate_args(args: &[Bytes]) -> Vec<Bytes> {
     let kept = args.len().min(MAX_ARGS);
     let mut out = Vec::with_capacity(kept);
@@ -121,7 +122,8 @@ pub fn truncate_args(args: &[Bytes]) -> Vec<Bytes> {
             );
             out.push(Bytes::from(text));
         } else {
-            out.push(arg.clone());
+            // A copy: a slice would keep the whole request buffer it points into alive.
+            out.push(Bytes::copy_from_slice(arg));
         }
     }
     out

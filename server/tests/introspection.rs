@@ -404,3 +404,24 @@ fn used_memory_follows_the_data() {
         "used_memory {before} -> {full} -> {after} after FLUSHALL"
     );
 }
+
+/// One large request (a 100 000-member SADD, ~0.7 MB) does not stay counted after its key is
+/// unlinked: the connection gives its grown input buffer back (the parsed arguments were
+/// slices of it). Redis's unit/lazyfree checks the same with `used_memory < orig * 2`.
+#[test]
+fn a_large_request_is_not_kept_after_unlink() {
+    let server = Server::start(&[ARGS, &["--appendonly", "no"]].concat());
+    let mut c = login_plain(&server);
+    let before = used_memory(&mut c);
+    let members: Vec<Vec<u8>> = (0..100_000).map(|i| i.to_string().into_bytes()).collect();
+    let mut args: Vec<&[u8]> = vec![b"SADD", b"myset"];
+    args.extend(members.iter().map(Vec::as_slice));
+    c.roundtrip(&args, b":100000\r\n");
+    let peak = used_memory(&mut c);
+    c.roundtrip(&[b"UNLINK", b"myset"], b":1\r\n");
+    let after = used_memory(&mut c);
+    assert!(
+        peak > before + 1_000_000 && after < before + 500_000,
+        "used_memory {before} -> {peak} -> {after}"
+    );
+}

@@ -30,6 +30,10 @@ const READ_CHUNK: usize = 16 * 1024;
 const WRITE_AHEAD: usize = 64 * 1024;
 /// An output buffer that grew past this is given back to the allocator once it is empty.
 const KEEP_OUTPUT_CAPACITY: usize = 1024 * 1024;
+/// An input buffer that grew past this (a large request) is given back to the allocator once
+/// every request in it has been parsed, as Redis shrinks a large idle query buffer: the
+/// parsed arguments are slices of it and would otherwise keep its whole allocation alive.
+const KEEP_INPUT_CAPACITY: usize = 64 * 1024;
 
 /// Capacity of the reused argument vector kept after a request (a request with more arguments
 /// gives its extra memory back).
@@ -383,6 +387,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<'_, S> {
                 self.pipeline.restart_clock();
                 glommio::yield_if_needed().await;
             }
+        }
+        if self.input.is_empty() && self.input.capacity() > KEEP_INPUT_CAPACITY {
+            self.input = BytesMut::with_capacity(READ_CHUNK);
         }
         self.pipeline.drain().await;
         self.check_output()
