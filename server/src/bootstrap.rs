@@ -57,20 +57,36 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     }
 
     crate::io_uring_probe::check()?;
-    let tls = prepare_tls(&config)?;
-    let users_path = config.users_path();
-    prepare_users(&config, &users_path)?;
-    let limits = users_limits(&config);
-    let users = Users::load(&users_path, &limits).map_err(|err| err.to_string())?;
+    // The addresses first: a port in use must stop the start before anything is written
+    // (certificate, users file) or printed (a password and a connect line for someone
+    // else's port).
+    let (sockets, bound) = bind_reuseport(config.bind, config.backlog, cpus.len())
+        .map_err(|err| format!("cannot listen on {}: {err}", config.bind))?;
 
     // Threads spawned from here on (metrics endpoint, offload pool, signals) inherit this
     // mask; each shard thread pins itself to its own CPU.
     let helpers = helper_cpus(&allowed, &cpus);
     pin_current_thread(&helpers)
         .map_err(|err| format!("cannot pin helper threads to CPU(s) {helpers:?}: {err}"))?;
+    let metrics = Metrics::new();
+    let metrics_server = shardline_metrics::serve_with(
+        config.metrics_bind,
+        metrics.clone(),
+        EndpointLimits {
+            max_concurrent_scrapes: config.metrics_max_concurrent_scrapes,
+            request_timeout: Duration::from_millis(config.metrics_request_timeout_ms),
+        },
+    )
+    .map_err(|err| err.to_string())?;
     shardline_metrics::start_stall_watchdog(Duration::from_millis(
         config.blocked_reactor_notify_ms,
     ));
+
+    let tls = prepare_tls(&config)?;
+    let users_path = config.users_path();
+    prepare_users(&config, &users_path, bound)?;
+    let limits = users_limits(&config);
+    let users = Users::load(&users_path, &limits).map_err(|err| err.to_string())?;
 
     // Held (open and locked) until `run` returns.
     let _data_dir_lock = match config.appendonly {
@@ -102,18 +118,6 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         );
     }
     let fd_budget = raise_open_files_limit(&config, cpus.len())?;
-    let (sockets, bound) = bind_reuseport(config.bind, config.backlog, cpus.len())
-        .map_err(|err| format!("cannot listen on {}: {err}", config.bind))?;
-    let metrics = Metrics::new();
-    let metrics_server = shardline_metrics::serve_with(
-        config.metrics_bind,
-        metrics.clone(),
-        EndpointLimits {
-            max_concurrent_scrapes: config.metrics_max_concurrent_scrapes,
-            request_timeout: Duration::from_millis(config.metrics_request_timeout_ms),
-        },
-    )
-    .map_err(|err| err.to_string())?;
     let offload = match config.hash_mode {
         shardline_auth::HashMode::Offload => Some(
             OffloadPool::with_batching(
@@ -344,7 +348,13 @@ fn key_mode_is_loose(mode: u32) -> bool {
     mode & 0o007 != 0
 }
 
-fn prepare_users(config: &ServerConfig, path: &std::path::Path) -> Result<(), String> {
+/// Creates the users file with user `default` and a random password, printed once with a
+/// redis-cli line for the listening address `bound`, unless a users file exists or was named.
+fn prepare_users(
+    config: &ServerConfig,
+    path: &std::path::Path,
+    bound: std::net::SocketAddr,
+) -> Result<(), String> {
     if path.exists() || config.users.is_some() {
         return Ok(());
     }
@@ -376,8 +386,8 @@ fn prepare_users(config: &ServerConfig, path: &std::path::Path) -> Result<(), St
             ),
             TlsSwitch::Off => String::new(),
         },
-        client_host(config.bind.ip()),
-        config.bind.port(),
+        client_host(bound.ip()),
+        bound.port(),
         password.as_str()
     );
     let _ = out.flush();

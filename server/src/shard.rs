@@ -22,7 +22,7 @@ use crate::keyspace::Db;
 use crate::resp::Frame;
 use crate::runtime::RuntimeConfig;
 use crate::server::Shared;
-use crate::slowlog::Slowlog;
+use crate::slowlog::{ClientTag, Slowlog};
 use crate::txn::gate::ShardGate;
 
 /// The three task queues of a shard (glommio scheduling groups with static shares).
@@ -195,7 +195,21 @@ impl Shard {
     /// database, before this returns; under `appendfsync always` the caller must not send
     /// the reply before [`Shard::durable`]'s signal.
     pub fn execute_local(&self, db: usize, args: &[Bytes]) -> Frame {
-        let frame = self.execute_timed(db, args, CommandInstant::now(), false).0;
+        let frame = self
+            .execute_timed(db, args, CommandInstant::now(), false, None)
+            .0;
+        crate::blocking::after_command(self);
+        frame
+    }
+
+    /// As [`Shard::execute_local`], for a client's whole command (all its keys live here):
+    /// logged in this shard's SLOWLOG as `client`'s when slow. Parts of a command spread
+    /// over shards and steps of composed commands go through [`Shard::execute_local`]
+    /// instead: the client's shard logs the whole command ([`crate::slowlog`]).
+    pub fn execute_client(&self, db: usize, args: &[Bytes], client: &ClientTag) -> Frame {
+        let frame = self
+            .execute_timed(db, args, CommandInstant::now(), false, Some(client))
+            .0;
         crate::blocking::after_command(self);
         frame
     }
@@ -203,25 +217,29 @@ impl Shard {
     /// As [`Shard::execute_local`], for a command that started at `started` (an instant read
     /// on this shard just before, e.g. for INFO commandstats): that one clock read also gives
     /// the command's Unix time ([`crate::clock::CommandClock`]) and the start of its SLOWLOG
-    /// timing. Returns the reply and the instant the command finished.
+    /// timing; a slow command is logged as `client`'s ([`Shard::execute_client`]). Returns
+    /// the reply and the instant the command finished.
     pub fn execute_local_at(
         &self,
         db: usize,
         args: &[Bytes],
         started: CommandInstant,
+        client: &ClientTag,
     ) -> (Frame, CommandInstant) {
-        let (frame, finished) = self.execute_timed(db, args, started, true);
+        let (frame, finished) = self.execute_timed(db, args, started, true, Some(client));
         crate::blocking::after_command(self);
         (frame, finished.unwrap_or_else(CommandInstant::now))
     }
 
-    /// Runs the command; the finish instant is read when `want_finish` or the slowlog is on.
+    /// Runs the command; the finish instant is read when `want_finish` or when the command is
+    /// a client's (`client`) and the slowlog is on.
     fn execute_timed(
         &self,
         db: usize,
         args: &[Bytes],
         started: CommandInstant,
         want_finish: bool,
+        client: Option<&ClientTag>,
     ) -> (Frame, Option<CommandInstant>) {
         if let Some(refusal) = self.refuse_write(args) {
             return (refusal, None);
@@ -257,12 +275,13 @@ impl Shard {
                 tracing::error!("shard {}: a command handler panicked", self.id);
                 Frame::error("ERR internal error while executing the command")
             });
-        let finished = (want_finish || slower_than >= 0).then(CommandInstant::now);
-        if let (Some(finished), true) = (finished, slower_than >= 0) {
+        let logged = client.filter(|_| slower_than >= 0);
+        let finished = (want_finish || logged.is_some()).then(CommandInstant::now);
+        if let (Some(finished), Some(client)) = (finished, logged) {
             let micros =
                 u64::try_from(finished.duration_since(started).as_micros()).unwrap_or(u64::MAX);
             self.slowlog
-                .record(args, micros, slower_than, slowlog_len, ("", ""));
+                .record(args, micros, slower_than, slowlog_len, client);
         }
         if let Some(aof) = &self.aof {
             aof.log_command(&mut dbs, db, args, &frame, dirty_before);
@@ -271,6 +290,27 @@ impl Shard {
             crate::notify::publish::after_command(self, &mut dbs, db);
         }
         (frame, finished)
+    }
+
+    /// Logs a command of `client` that started at `started` (read on this shard) and ended
+    /// now in this shard's SLOWLOG, when it was slow: the commands not timed by their owner
+    /// shard ([`crate::slowlog`]).
+    pub fn log_if_slow(&self, args: &[Bytes], started: CommandInstant, client: &ClientTag) {
+        let (slower_than, max_len) = {
+            let runtime = self.runtime.borrow();
+            (runtime.slowlog_log_slower_than, runtime.slowlog_max_len)
+        };
+        if slower_than < 0 {
+            return;
+        }
+        let micros = u64::try_from(
+            CommandInstant::now()
+                .saturating_duration_since(started)
+                .as_micros(),
+        )
+        .unwrap_or(u64::MAX);
+        self.slowlog
+            .record(args, micros, slower_than, max_len, client);
     }
 
     /// As [`Shard::execute_local`], for a step of a command composed of steps on several

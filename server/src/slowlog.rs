@@ -1,12 +1,21 @@
 //! The slowlog (Redis 7.0 `slowlog.c`): each shard keeps the commands that ran longer than
 //! `slowlog-log-slower-than` µs on it, newest first, at most `slowlog-max-len`; SLOWLOG GET
-//! merges the shards' logs by entry id (ids are process-wide, so the merge is in time order).
+//! merges the shards' logs by entry id (ids are process-wide, so the merge is in time order)
+//! and SLOWLOG GET / LEN show at most `slowlog-max-len` entries in all, as Redis's one log.
 //!
-//! The time measured is the command's execution on its owner shard (not the network, the
-//! parse or a hop between shards), as Redis measures `c->cmd->proc`.
+//! What is timed and where it is logged:
+//! - a command whose keys all live on one shard: its execution on that owner shard (not the
+//!   network, the parse or a hop between shards), as Redis measures `c->cmd->proc`; logged
+//!   there;
+//! - any other command (connection commands such as PING, CONFIG, DEBUG or SLOWLOG itself,
+//!   commands over every shard, commands whose keys span shards): from its start on the
+//!   client's shard to its reply, waits for other shards included; logged on the client's
+//!   shard. EXEC is not logged (Redis's `skip_slowlog`), the commands it runs are; a blocked
+//!   command is logged when it is served.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
@@ -53,7 +62,50 @@ impl Entry {
     }
 }
 
-/// Redis's truncation of a logged command's arguments.
+/// What a redacted argument shows (Redis `redactClientCommandArgument`).
+const REDACTED: &[u8] = b"(redacted)";
+
+/// `args` with their secrets replaced as Redis 7.0 does before logging: every argument of
+/// AUTH, the user and password after HELLO's `AUTH`, the value of CONFIG SET `requirepass` /
+/// `masterauth`.
+pub fn redact(args: &[Bytes]) -> Vec<Bytes> {
+    let mut out = args.to_vec();
+    let secret = Bytes::from_static(REDACTED);
+    let Some(name) = args.first() else {
+        return out;
+    };
+    if name.eq_ignore_ascii_case(b"auth") {
+        out[1..].fill(secret);
+    } else if name.eq_ignore_ascii_case(b"hello") {
+        let mut i = 2;
+        while i < out.len() {
+            if out[i].eq_ignore_ascii_case(b"auth") {
+                for j in (i + 1..out.len()).take(2) {
+                    out[j] = secret.clone();
+                }
+                i += 3;
+            } else if out[i].eq_ignore_ascii_case(b"setname") {
+                i += 2;
+            } else {
+                i += 1;
+            }
+        }
+    } else if name.eq_ignore_ascii_case(b"config")
+        && args.get(1).is_some_and(|s| s.eq_ignore_ascii_case(b"set"))
+    {
+        for pair in out[2..].chunks_mut(2) {
+            let sensitive = pair[0].eq_ignore_ascii_case(b"requirepass")
+                || pair[0].eq_ignore_ascii_case(b"masterauth");
+            if let (true, [_, value]) = (sensitive, pair) {
+                *value = secret.clone();
+            }
+        }
+    }
+    out
+}
+
+/// Redis's truncation of a logged command's arguments, copied (an entry must not keep the
+/// request buffer its arguments were parsed from alive).
 pub fn truncate_args(args: &[Bytes]) -> Vec<Bytes> {
     let kept = args.len().min(MAX_ARGS);
     let mut out = Vec::with_capacity(kept);
@@ -70,10 +122,33 @@ pub fn truncate_args(args: &[Bytes]) -> Vec<Bytes> {
             );
             out.push(Bytes::from(text));
         } else {
-            out.push(arg.clone());
+            // A copy: a slice would keep the whole request buffer it points into alive.
+            out.push(Bytes::copy_from_slice(arg));
         }
     }
     out
+}
+
+/// The client a logged command came from: its address and CLIENT SETNAME name. Cheap to
+/// clone (an address and a shared name) so that a command sent to another shard carries it.
+#[derive(Debug, Clone, Default)]
+pub struct ClientTag {
+    /// The client's address (`ip:port` in the entry), `None` for an internal command.
+    pub addr: Option<SocketAddr>,
+    /// The client's name, if it set one.
+    pub name: Option<Bytes>,
+}
+
+/// How many entries SLOWLOG LEN shows for shards holding `lens` entries under
+/// `slowlog-max-len` `max_len`: Redis keeps one log of at most `max_len`.
+pub fn visible_len(lens: impl IntoIterator<Item = usize>, max_len: usize) -> usize {
+    lens.into_iter().sum::<usize>().min(max_len)
+}
+
+/// Whether a command that ran `duration_us` µs is logged under `slowlog-log-slower-than`
+/// `slower_than_us` (-1: never; 0: always).
+pub fn is_slow(duration_us: u64, slower_than_us: i64) -> bool {
+    slower_than_us >= 0 && duration_us >= slower_than_us as u64
 }
 
 /// One shard's slowlog, newest first.
@@ -91,18 +166,22 @@ impl Slowlog {
         duration_us: u64,
         slower_than_us: i64,
         max_len: usize,
-        client: (&str, &str),
+        client: &ClientTag,
     ) {
-        if slower_than_us < 0 || duration_us < slower_than_us as u64 {
+        if !is_slow(duration_us, slower_than_us) {
             return;
         }
         let entry = Entry {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             unix_time: (crate::shard::unix_time_ms() / 1000) as i64,
             duration_us,
-            args: truncate_args(args),
-            client_addr: client.0.to_string(),
-            client_name: client.1.to_string(),
+            args: truncate_args(&redact(args)),
+            client_addr: client.addr.map(|a| a.to_string()).unwrap_or_default(),
+            client_name: client
+                .name
+                .as_ref()
+                .map(|n| String::from_utf8_lossy(n).into_owned())
+                .unwrap_or_default(),
         };
         let mut entries = self.entries.borrow_mut();
         entries.push_front(entry);
@@ -150,5 +229,65 @@ mod tests {
         let out = truncate_args(&[Bytes::from("set"), long]);
         assert_eq!(out[1].len(), 128 + "... (2 more bytes)".len());
         assert!(out[1].ends_with(b"... (2 more bytes)"));
+    }
+
+    #[test]
+    fn secrets_are_redacted() {
+        let b = |words: &[&'static str]| -> Vec<Bytes> {
+            words
+                .iter()
+                .map(|w| Bytes::from_static(w.as_bytes()))
+                .collect()
+        };
+        assert_eq!(
+            redact(&b(&["AUTH", "u", "p"])),
+            b(&["AUTH", "(redacted)", "(redacted)"])
+        );
+        assert_eq!(
+            redact(&b(&["hello", "3", "auth", "u", "p", "setname", "auth"])),
+            b(&[
+                "hello",
+                "3",
+                "auth",
+                "(redacted)",
+                "(redacted)",
+                "setname",
+                "auth"
+            ])
+        );
+        assert_eq!(
+            redact(&b(&["config", "set", "maxmemory", "1", "requirepass", "x"])),
+            b(&[
+                "config",
+                "set",
+                "maxmemory",
+                "1",
+                "requirepass",
+                "(redacted)"
+            ])
+        );
+        assert_eq!(redact(&b(&["get", "auth"])), b(&["get", "auth"]));
+    }
+
+    #[test]
+    fn thresholds_and_caps() {
+        assert!(is_slow(0, 0));
+        assert!(!is_slow(u64::MAX, -1));
+        assert!(!is_slow(99, 100));
+        assert!(is_slow(100, 100));
+        assert_eq!(visible_len([2, 3], 3), 3);
+        assert_eq!(visible_len([1, 1], 3), 2);
+        let log = Slowlog::default();
+        let tag = ClientTag {
+            addr: Some("127.0.0.1:5000".parse().expect("address")),
+            name: Some(Bytes::from_static(b"n")),
+        };
+        for _ in 0..5 {
+            log.record(&[Bytes::from_static(b"ping")], 1, 0, 3, &tag);
+        }
+        assert_eq!(log.len(), 3);
+        let newest = &log.newest(1)[0];
+        assert_eq!(newest.client_addr, "127.0.0.1:5000");
+        assert_eq!(newest.client_name, "n");
     }
 }

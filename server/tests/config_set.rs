@@ -55,6 +55,7 @@ fn config_get_answers_redis_names_and_globs() {
             ("maxmemory", "10485760"),
             ("maxmemory-policy", "allkeys-lru"),
             ("maxmemory-samples", "5"),
+            ("maxmemory-clients", "0"),
         ]),
     );
     // Aliases answer under the name asked for; a glob shows both names.
@@ -327,4 +328,137 @@ fn config_set_maxclients_refuses_new_clients_only() {
         &[b"CONFIG", b"GET", b"maxclients"],
         &flat_map(&[("maxclients", "10")]),
     );
+}
+
+/// The parameters Redis's Tcl units set: CONFIG GET lists them and CONFIG SET takes them with
+/// Redis 7.0.15's replies and errors (each checked against redis-server 7.0.15);
+/// `repl-backlog-size`, `maxmemory-clients` and `latency-monitor-threshold` are stored with no
+/// effect, `daemonize` and `replicaof` are immutable; an unknown name and a port in use get
+/// Redis's texts, and a failed CONFIG SET changes nothing.
+#[test]
+fn config_names_the_parameters_redis_units_set() {
+    let server = Server::start(ARGS);
+    let mut c = login_plain(&server);
+    let failed = |name: &str, reason: &str| {
+        format!("-ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}\r\n")
+            .into_bytes()
+    };
+    let get = |c: &mut RawClient, name: &str, value: &str| {
+        c.roundtrip(
+            &[b"CONFIG", b"GET", name.as_bytes()],
+            &flat_map(&[(name, value)]),
+        )
+    };
+    get(&mut c, "repl-backlog-size", "1048576");
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"repl-backlog-size", b"10000002"],
+        b"+OK\r\n",
+    );
+    get(&mut c, "repl-backlog-size", "10000002");
+    get(&mut c, "maxmemory-clients", "0");
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"maxmemory-clients", b"200%"],
+        &failed(
+            "maxmemory-clients",
+            "percentage argument must be less or equal to 100",
+        ),
+    );
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"maxmemory-clients", b"10%"],
+        b"+OK\r\n",
+    );
+    get(&mut c, "maxmemory-clients", "10%");
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"maxmemory-clients", b"1mb"],
+        b"+OK\r\n",
+    );
+    get(&mut c, "maxmemory-clients", "1048576");
+    get(&mut c, "daemonize", "no");
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"daemonize", b"yes"],
+        &failed("daemonize", "can't set immutable config"),
+    );
+    c.roundtrip(
+        &[b"CONFIG", b"GET", b"*of"],
+        &flat_map(&[("replicaof", ""), ("slaveof", "")]),
+    );
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"replicaof", b""],
+        &failed("replicaof", "can't set immutable config"),
+    );
+    get(&mut c, "latency-monitor-threshold", "0");
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"latency-monitor-threshold", b"-1"],
+        &failed(
+            "latency-monitor-threshold",
+            "argument must be between 0 and 9223372036854775807 inclusive",
+        ),
+    );
+    get(&mut c, "auto-aof-rewrite-percentage", "100");
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"auto-aof-rewrite-percentage", b"-1"],
+        &failed(
+            "auto-aof-rewrite-percentage",
+            "argument must be between 0 and 2147483647 inclusive",
+        ),
+    );
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"nosuch", b"1"],
+        b"-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n",
+    );
+    // The port in force is accepted; a port in use is refused and nothing else changes.
+    let port = server.addr.port().to_string();
+    c.roundtrip(&[b"CONFIG", b"SET", b"port", port.as_bytes()], b"+OK\r\n");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let used = taken.local_addr().expect("address").port().to_string();
+    c.roundtrip(
+        &[
+            b"CONFIG",
+            b"SET",
+            b"maxmemory",
+            b"10000001",
+            b"port",
+            used.as_bytes(),
+        ],
+        &failed("port", "Unable to listen on this port. Check server logs."),
+    );
+    get(&mut c, "maxmemory", "0");
+    get(&mut c, "port", &port);
+}
+
+/// CONFIG SET auto-aof-rewrite-percentage / auto-aof-rewrite-min-size take effect: a server
+/// started with automatic rewrites off rewrites its logs once they are turned on.
+#[test]
+fn auto_aof_rewrite_settings_take_effect() {
+    let server = Server::start(
+        &[
+            ARGS,
+            &["--appendonly", "yes", "--auto-aof-rewrite-percentage", "0"],
+        ]
+        .concat(),
+    );
+    let mut c = login_plain(&server);
+    for i in 0..200 {
+        c.roundtrip(&[b"SET", format!("k{i}").as_bytes(), b"v"], b"+OK\r\n");
+    }
+    let rewrites = |c: &mut RawClient| -> u64 {
+        let info = common::text(c.request(&[b"INFO", b"persistence"]));
+        common::info_field(&info, "aof_rewrites")
+            .parse()
+            .expect("aof_rewrites")
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(rewrites(&mut c), 0);
+    c.roundtrip(
+        &[
+            b"CONFIG",
+            b"SET",
+            b"auto-aof-rewrite-min-size",
+            b"1",
+            b"auto-aof-rewrite-percentage",
+            b"1",
+        ],
+        b"+OK\r\n",
+    );
+    wait_for(|| rewrites(&mut c) > 0);
 }

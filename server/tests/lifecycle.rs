@@ -34,6 +34,44 @@ fn run_failing(args: &[&str], prefix: &[&str]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// A port already in use stops the start before anything is written or printed: no users
+/// file (nor certificate) in the fresh data directory, no password, no connect line for
+/// someone else's port; the error names the address.
+#[test]
+fn a_port_in_use_fails_before_the_users_file_and_password() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("address").to_string();
+    let parent = tempfile::tempdir().expect("tempdir");
+    let data = parent.path().join("data");
+    let out = Command::new(env!("CARGO_BIN_EXE_shardline"))
+        .args([
+            "--bind",
+            &addr,
+            "--metrics-bind",
+            "127.0.0.1:0",
+            "--smp",
+            "1",
+        ])
+        .arg("--data-dir")
+        .arg(&data)
+        .output()
+        .expect("run shardline");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(!out.status.success(), "exited 0: {stdout} {stderr}");
+    assert!(
+        stderr.contains(&format!("cannot listen on {addr}")) && stderr.contains("in use"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("password"), "{stdout}");
+    assert!(!stdout.contains("connect with"), "{stdout}");
+    assert!(!data.join("users").exists());
+    assert!(!data.join("cert.pem").exists());
+    drop(taken);
+}
+
 #[test]
 fn smp_larger_than_the_affinity_mask_is_a_clear_error() {
     let stderr = run_failing(&["--smp", "999"], &[]);

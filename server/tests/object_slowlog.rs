@@ -144,6 +144,8 @@ fn slowlog_keeps_commands_of_every_shard() {
     let server = Server::start(ARGS);
     let mut c = login_plain(&server);
     let (a, b) = (key_on(0, "slow"), key_on(1, "slow"));
+    // The login's AUTH may be logged: it includes the deliberately slow password hash.
+    c.roundtrip(&[b"SLOWLOG", b"RESET"], b"+OK\r\n");
     c.roundtrip(&[b"SET", a.as_bytes(), b"before"], b"+OK\r\n");
     // Default 10000 µs: a SET is not that slow.
     c.roundtrip(&[b"SLOWLOG", b"LEN"], b":0\r\n");
@@ -154,12 +156,18 @@ fn slowlog_keeps_commands_of_every_shard() {
     c.roundtrip(&[b"SET", a.as_bytes(), b"1"], b"+OK\r\n");
     let long = vec![b'x'; 200];
     c.roundtrip(&[b"SET", b.as_bytes(), &long], b"+OK\r\n");
-    c.roundtrip(&[b"SLOWLOG", b"LEN"], b":2\r\n");
+    // Not logged: the threshold is read once the command has run (as Redis).
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"slowlog-log-slower-than", b"-1"],
+        b"+OK\r\n",
+    );
+    // The two SETs and the CONFIG SET that lowered the threshold (redis-server 7.0.15: 3).
+    c.roundtrip(&[b"SLOWLOG", b"LEN"], b":3\r\n");
     let got = c.request(&[b"SLOWLOG", b"GET"]);
     let text = String::from_utf8_lossy(&got).into_owned();
     let lines: Vec<&str> = text.split("\r\n").collect();
     // Newest first: [id, time, µs, [SET b <128 bytes>... (72 more bytes)], addr, name].
-    assert_eq!(lines[0], "*2", "{text}");
+    assert_eq!(lines[0], "*3", "{text}");
     assert_eq!(lines[1], "*6");
     let newest_id: i64 = lines[2][1..].parse().expect("id");
     assert_eq!(lines[5], "*3");
@@ -185,12 +193,12 @@ fn slowlog_keeps_commands_of_every_shard() {
         ]
         .concat(),
     );
+    assert!(
+        text.contains("*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n"),
+        "{text}"
+    );
     c.roundtrip(&[b"SLOWLOG", b"RESET"], b"+OK\r\n");
     c.roundtrip(&[b"SLOWLOG", b"LEN"], b":0\r\n");
-    c.roundtrip(
-        &[b"CONFIG", b"SET", b"slowlog-log-slower-than", b"-1"],
-        b"+OK\r\n",
-    );
     c.roundtrip(&[b"SET", a.as_bytes(), b"2"], b"+OK\r\n");
     c.roundtrip(&[b"SLOWLOG", b"LEN"], b":0\r\n");
     c.roundtrip(
@@ -271,4 +279,115 @@ fn slowlog_and_commandstats_time_the_same_execution() {
         local.is_some_and(|micros| field("usec") >= micros),
         "{line} vs slowlog {logged:?}, served by shard {here}"
     );
+}
+
+/// The arguments of every entry of a SLOWLOG GET reply, newest first, each joined by spaces,
+/// with the entry's client name: `("ping", "")`.
+fn logged_commands(reply: &[u8]) -> Vec<(String, String)> {
+    let text = String::from_utf8_lossy(reply).into_owned();
+    let lines: Vec<&str> = text.split("\r\n").collect();
+    let mut out = Vec::new();
+    let mut i = 1;
+    // Each entry: *6, :id, :time, :µs, *N, N × ($len, arg), $len, addr, $len, name.
+    while i + 4 < lines.len() && lines[i] == "*6" {
+        let argc: usize = lines[i + 4][1..].parse().expect("argc");
+        let args: Vec<&str> = (0..argc).map(|k| lines[i + 6 + 2 * k]).collect();
+        let after = i + 5 + 2 * argc;
+        let addr = lines[after + 1];
+        assert!(
+            addr.starts_with("127.0.0.1:"),
+            "client address {addr:?} in {text}"
+        );
+        out.push((args.join(" "), lines[after + 3].to_string()));
+        i = after + 4;
+    }
+    out
+}
+
+/// What a client reads is Redis's one log: every command is logged (PING, SLOWLOG RESET
+/// itself, a command served by either shard), with the client's address and name, LEN and GET
+/// never show more than `slowlog-max-len`, EXEC is not logged but what it ran is, secrets are
+/// redacted, a DEBUG SLEEP over the threshold is logged. Each expectation was checked against
+/// redis-server 7.0.15 with the same commands.
+#[test]
+fn slowlog_reads_as_one_redis_log() {
+    let server = Server::start(&[ARGS, &["--enable-debug-command"]].concat());
+    let mut c = login_plain(&server);
+    let (a, b) = (key_on(0, "one"), key_on(1, "one"));
+    c.roundtrip(&[b"CLIENT", b"SETNAME", b"me"], b"+OK\r\n");
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"slowlog-log-slower-than", b"0"],
+        b"+OK\r\n",
+    );
+    c.roundtrip(&[b"SLOWLOG", b"RESET"], b"+OK\r\n");
+    c.roundtrip(&[b"PING"], b"+PONG\r\n");
+    c.roundtrip(&[b"SET", a.as_bytes(), b"1"], b"+OK\r\n");
+    c.roundtrip(&[b"SET", b.as_bytes(), b"2"], b"+OK\r\n");
+    c.roundtrip(
+        &[b"MGET", a.as_bytes(), b.as_bytes()],
+        b"*2\r\n$1\r\n1\r\n$1\r\n2\r\n",
+    );
+    c.roundtrip(&[b"SLOWLOG", b"LEN"], b":5\r\n");
+    let all = logged_commands(&c.request(&[b"SLOWLOG", b"GET", b"-1"]));
+    let want = [
+        "SLOWLOG LEN".to_string(),
+        format!("MGET {a} {b}"),
+        format!("SET {b} 2"),
+        format!("SET {a} 1"),
+        "PING".to_string(),
+        "SLOWLOG RESET".to_string(),
+    ];
+    let got: Vec<&str> = all.iter().map(|(args, _)| args.as_str()).collect();
+    assert_eq!(got, want, "{all:?}");
+    assert!(all.iter().all(|(_, name)| name == "me"), "{all:?}");
+
+    // At most slowlog-max-len in all, though each shard keeps that many.
+    c.roundtrip(&[b"CONFIG", b"SET", b"slowlog-max-len", b"3"], b"+OK\r\n");
+    c.roundtrip(&[b"SLOWLOG", b"RESET"], b"+OK\r\n");
+    for key in [&a, &b, &a, &b] {
+        c.request(&[b"INCR", key.as_bytes()]);
+    }
+    c.roundtrip(&[b"SLOWLOG", b"LEN"], b":3\r\n");
+    let three = logged_commands(&c.request(&[b"SLOWLOG", b"GET", b"-1"]));
+    assert_eq!(three.len(), 3, "{three:?}");
+    assert_eq!(three[0].0, "SLOWLOG LEN");
+    assert_eq!(
+        logged_commands(&c.request(&[b"SLOWLOG", b"GET", b"10"])).len(),
+        3
+    );
+
+    // EXEC is not logged, the commands it ran are; AUTH's arguments are redacted.
+    c.roundtrip(&[b"CONFIG", b"SET", b"slowlog-max-len", b"128"], b"+OK\r\n");
+    c.roundtrip(&[b"SLOWLOG", b"RESET"], b"+OK\r\n");
+    c.roundtrip(&[b"MULTI"], b"+OK\r\n");
+    c.roundtrip(&[b"SET", a.as_bytes(), b"x"], b"+QUEUED\r\n");
+    c.roundtrip(&[b"EXEC"], b"*1\r\n+OK\r\n");
+    c.roundtrip(
+        &[b"AUTH", b"default", server.password.as_bytes()],
+        b"+OK\r\n",
+    );
+    let got: Vec<String> = logged_commands(&c.request(&[b"SLOWLOG", b"GET"]))
+        .into_iter()
+        .map(|(args, _)| args)
+        .collect();
+    let want = [
+        "AUTH (redacted) (redacted)".to_string(),
+        format!("SET {a} x"),
+        "MULTI".to_string(),
+        "SLOWLOG RESET".to_string(),
+    ];
+    assert_eq!(got, want);
+
+    // DEBUG SLEEP 0.2 over a 100 ms threshold is logged, a PING is not.
+    c.roundtrip(
+        &[b"CONFIG", b"SET", b"slowlog-log-slower-than", b"100000"],
+        b"+OK\r\n",
+    );
+    c.roundtrip(&[b"SLOWLOG", b"RESET"], b"+OK\r\n");
+    c.roundtrip(&[b"PING"], b"+PONG\r\n");
+    c.roundtrip(&[b"SLOWLOG", b"LEN"], b":0\r\n");
+    c.roundtrip(&[b"DEBUG", b"SLEEP", b"0.2"], b"+OK\r\n");
+    c.roundtrip(&[b"SLOWLOG", b"LEN"], b":1\r\n");
+    let slept = logged_commands(&c.request(&[b"SLOWLOG", b"GET"]));
+    assert_eq!(slept, [("DEBUG SLEEP 0.2".to_string(), "me".to_string())]);
 }

@@ -89,7 +89,8 @@ pub fn auto_due(size: u64, base: u64, percentage: u64, min_size: u64) -> bool {
 }
 
 /// Starts a rewrite on this shard when one was requested or the auto-rewrite rule
-/// (`--auto-aof-rewrite-percentage`, `--auto-aof-rewrite-min-size`) asks for one, unless one
+/// (`auto-aof-rewrite-percentage`, `auto-aof-rewrite-min-size`: the command line's values
+/// or CONFIG SET's) asks for one, unless one
 /// runs already. Called by the maintenance loop every 100 ms.
 pub fn maybe_start(shard: &Rc<Shard>) {
     let Some(aof) = &shard.aof else {
@@ -98,13 +99,19 @@ pub fn maybe_start(shard: &Rc<Shard>) {
     if aof.rewrite.started.get().is_some() {
         return;
     }
-    let config = &shard.shared.config;
+    let (percentage, min_size) = {
+        let runtime = shard.runtime.borrow();
+        (
+            runtime.auto_aof_rewrite_percentage,
+            runtime.auto_aof_rewrite_min_size,
+        )
+    };
     let due = aof.rewrite.requested.take()
         || auto_due(
             aof.current_size(),
             aof.rewrite.base_for_growth.get(),
-            config.auto_aof_rewrite_percentage,
-            config.auto_aof_rewrite_min_size,
+            percentage,
+            min_size,
         );
     if due {
         let task = shard.spawn_maintenance("aof-rewrite", rewrite(shard.clone()));

@@ -18,6 +18,7 @@ use crate::cmd::{fanout, reply};
 use crate::forward::{ShardJob, TxnId};
 use crate::resp::{Frame, Protocol};
 use crate::shard::{admission, Shard};
+use crate::slowlog::ClientTag;
 use crate::txn;
 
 /// What the connection does after a command.
@@ -84,7 +85,7 @@ pub async fn dispatch(
             return Flow::Continue;
         }
     }
-    let (protocol, db, scope) = (session.protocol, session.db, session.txn_scope);
+    let protocol = session.protocol;
     if let Some(txn) = &mut session.transaction {
         if spec.has_flag("no_multi") && !transaction::runs_inside_multi(spec.name) {
             // Redis 7 `processCommand`: refused, and EXEC will abort.
@@ -102,12 +103,54 @@ pub async fn dispatch(
             return Flow::Continue;
         }
     }
+    let started = pipeline
+        .command_started()
+        .unwrap_or_else(CommandInstant::now);
     if matches!(
         spec.name,
         "multi" | "exec" | "discard" | "watch" | "unwatch"
     ) {
-        return transaction::execute(shard, session, spec.name, args, pipeline, client).await;
+        // EXEC is not logged (Redis's `skip_slowlog`), the commands it runs are.
+        let logged = (spec.name != "exec").then(|| slowlog_args(shard, args));
+        let flow = transaction::execute(shard, session, spec.name, args, pipeline, client).await;
+        if let Some(Some(logged)) = logged {
+            shard.log_if_slow(&logged, started, &session.client_tag());
+        }
+        return flow;
     }
+    // Commands timed on their key's owner shard log themselves there
+    // (`Shard::execute_local_at`); the others are logged here once they end.
+    let logged = match spec.routing {
+        KeyRouting::SingleKey | KeyRouting::MultiKey { .. } => None,
+        KeyRouting::Connection | KeyRouting::AllShards => slowlog_args(shard, args),
+    };
+    let flow = route(shard, session, spec, args, pipeline, started, client).await;
+    if let Some(logged) = logged {
+        // A blocked command is logged when it is served (`RequestLoop::unblocked`).
+        if session.blocked.is_none() {
+            shard.log_if_slow(&logged, started, &session.client_tag());
+        }
+    }
+    flow
+}
+
+/// A copy of `args` to log once the command ends, `None` while the slowlog is off.
+fn slowlog_args(shard: &Shard, args: &[Bytes]) -> Option<Vec<Bytes>> {
+    (shard.runtime.borrow().slowlog_log_slower_than >= 0).then(|| args.to_vec())
+}
+
+/// Runs the command where its routing says; `started` is its start (for the SLOWLOG of a
+/// command whose keys span shards), `client` the connection's stream (for a login's probe).
+async fn route(
+    shard: &Rc<Shard>,
+    session: &mut Session,
+    spec: &'static CommandSpec,
+    args: &mut Vec<Bytes>,
+    pipeline: &mut Pipeline,
+    started: CommandInstant,
+    client: &mut dyn ProbeRecord,
+) -> Flow {
+    let (protocol, db, scope) = (session.protocol, session.db, session.txn_scope);
     match spec.routing {
         // Not behind the drain below: pipelined PUBLISHes go out without waiting for each
         // other's counts.
@@ -123,7 +166,8 @@ pub async fn dispatch(
         }
         KeyRouting::SingleKey => {
             let owner = shard.owner_of(&args[1]);
-            execute_on(shard, owner, scope, db, args, pipeline, protocol).await;
+            let client = session.client_tag();
+            execute_on(shard, owner, scope, db, args, pipeline, protocol, client).await;
             Flow::Continue
         }
         KeyRouting::MultiKey { step } => {
@@ -135,9 +179,12 @@ pub async fn dispatch(
                 }
             };
             if let [(owner, _, _)] = parts.as_slice() {
-                execute_on(shard, *owner, scope, db, args, pipeline, protocol).await;
+                let client = session.client_tag();
+                execute_on(shard, *owner, scope, db, args, pipeline, protocol, client).await;
                 return Flow::Continue;
             }
+            // Logged on this shard once every part has replied.
+            let logged = slowlog_args(shard, args).map(|args| (args, session.client_tag()));
             // Keys on several shards: one transaction over their gates, unless the command
             // already runs inside one (EXEC).
             let txn_scope =
@@ -159,6 +206,7 @@ pub async fn dispatch(
             }
             txn_scope.leave().await;
             let name = spec.name;
+            let here = Rc::clone(shard);
             pipeline.later(
                 protocol,
                 Box::pin(async move {
@@ -175,6 +223,9 @@ pub async fn dispatch(
                         };
                         replies.push((positions, frame));
                     }
+                    if let Some((args, client)) = logged {
+                        here.log_if_slow(&args, started, &client);
+                    }
                     fanout::merge_replies(name, nkeys, replies)
                 }),
             );
@@ -189,8 +240,10 @@ pub async fn dispatch(
     }
 }
 
-/// Runs a keyspace command on shard `owner`: here at once when the gate admits it (the
-/// common case: no allocation), else parked until it does, or after a hop.
+/// Runs a keyspace command of `client` on shard `owner` (which logs it in its SLOWLOG when
+/// slow): here at once when the gate admits it (the common case: no allocation), else
+/// parked until it does, or after a hop.
+#[allow(clippy::too_many_arguments)]
 async fn execute_on(
     shard: &Rc<Shard>,
     owner: usize,
@@ -199,6 +252,7 @@ async fn execute_on(
     args: &mut Vec<Bytes>,
     pipeline: &mut Pipeline,
     protocol: Protocol,
+    client: ClientTag,
 ) {
     if owner == shard.id && shard.gate.admits(admission(scope)) {
         // One clock read starts both the commandstats and the slowlog timing, another ends
@@ -206,13 +260,13 @@ async fn execute_on(
         let started = pipeline
             .command_started()
             .unwrap_or_else(CommandInstant::now);
-        let (frame, finished) = shard.execute_local_at(db, args, started);
+        let (frame, finished) = shard.execute_local_at(db, args, started, &client);
         pipeline.command_finished(finished);
         pipeline.durable(protocol, frame, shard.durable());
         return;
     }
     let args = std::mem::take(args);
-    let job: ShardJob = Box::new(move |s: &Shard| s.execute_local(db, &args));
+    let job: ShardJob = Box::new(move |s: &Shard| s.execute_client(db, &args, &client));
     run_job_on(shard, owner, scope, job, pipeline, protocol).await;
 }
 

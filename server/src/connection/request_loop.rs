@@ -31,6 +31,10 @@ const READ_CHUNK: usize = 16 * 1024;
 const WRITE_AHEAD: usize = 64 * 1024;
 /// An output buffer that grew past this is given back to the allocator once it is empty.
 const KEEP_OUTPUT_CAPACITY: usize = 1024 * 1024;
+/// An input buffer that grew past this (a large request) is given back to the allocator once
+/// every request in it has been parsed, as Redis shrinks a large idle query buffer: the
+/// parsed arguments are slices of it and would otherwise keep its whole allocation alive.
+const KEEP_INPUT_CAPACITY: usize = 64 * 1024;
 
 /// Capacity of the reused argument vector kept after a request (a request with more arguments
 /// gives its extra memory back).
@@ -386,6 +390,9 @@ impl<S: AsyncRead + AsyncWrite + ProbeRecord + Unpin> Connection<'_, S> {
                 glommio::yield_if_needed().await;
             }
         }
+        if self.input.is_empty() && self.input.capacity() > KEEP_INPUT_CAPACITY {
+            self.input = BytesMut::with_capacity(READ_CHUNK);
+        }
         self.pipeline.drain().await;
         self.check_output()
     }
@@ -397,6 +404,9 @@ impl<S: AsyncRead + AsyncWrite + ProbeRecord + Unpin> Connection<'_, S> {
         let Some(wait) = self.session.blocked.take() else {
             return;
         };
+        let started = crate::clock::CommandInstant::now();
+        let logged =
+            (self.shard.runtime.borrow().slowlog_log_slower_than >= 0).then(|| wait.args.clone());
         let reply = match wakeup {
             Wakeup::Reply(reply) => reply,
             Wakeup::Handoff => {
@@ -415,6 +425,12 @@ impl<S: AsyncRead + AsyncWrite + ProbeRecord + Unpin> Connection<'_, S> {
         };
         if reply.is_error() {
             self.shard.metrics.command_error("command");
+        }
+        // Logged once served, timed from its wake-up (Redis logs a blocked command when it
+        // is unblocked, without the time it waited).
+        if let Some(args) = logged {
+            self.shard
+                .log_if_slow(&args, started, &self.session.client_tag());
         }
         self.pipeline.ready(self.session.protocol, reply);
         self.sync_client();

@@ -98,6 +98,14 @@ impl Session {
         }
     }
 
+    /// The client as a SLOWLOG entry names it: address and name.
+    pub fn client_tag(&self) -> crate::slowlog::ClientTag {
+        crate::slowlog::ClientTag {
+            addr: self.peer,
+            name: self.name.clone(),
+        }
+    }
+
     /// Whether commands other than AUTH/HELLO/QUIT/RESET may run.
     pub fn is_authenticated(&self) -> bool {
         self.user.is_some()

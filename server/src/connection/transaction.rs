@@ -115,6 +115,7 @@ async fn exec(
     let owner = single_owner(shards.as_deref(), session.watched.owners());
     if let Some(owner) = owner.filter(|_| all_keyed) {
         let watched = session.watched.take_for(owner);
+        let client = session.client_tag();
         let job: ShardJob = Box::new(move |s: &Shard| {
             if watched.changed_then_unwatch(s) {
                 return Frame::NullArray;
@@ -123,7 +124,7 @@ async fn exec(
                 Frame::Array(
                     queued
                         .iter()
-                        .map(|args| s.execute_local(db, args))
+                        .map(|args| s.execute_client(db, args, &client))
                         .collect(),
                 )
             })

@@ -1,14 +1,17 @@
-//! Process figures for INFO memory and INFO cpu: heap bytes from the allocator (mimalloc's
-//! `mi_process_info`), resident set size from `/proc/self/statm`, CPU time from `getrusage(2)`.
+//! Process figures for INFO memory and INFO cpu: heap bytes allocated (counted by the global
+//! allocator, [`super::allocated`]), resident set size from `/proc/self/statm`, CPU time from `getrusage(2)`.
 
 use std::time::Duration;
 
-/// Bytes the allocator holds for the process (Redis `used_memory`): mimalloc's committed
-/// memory (`mi_process_info` `current_commit`). mimalloc serves every allocation, Rust's
-/// (the global allocator) and C's (OpenSSL's, through the `malloc-override` feature); what it
-/// has committed is what it handed out plus the free space of its partly used pages, so this
-/// reads a little above Redis's figure for the same data.
+/// Bytes allocated and not freed (Redis `used_memory`): what Rust's global allocator handed
+/// out, counted by [`super::allocated::Counting`], so it follows the data both ways (50 MB of
+/// SETs raise it by about 50 MB, FLUSHALL brings it back). Without that allocator installed (a
+/// unit-test binary): mimalloc's committed memory (`mi_process_info` `current_commit`), which
+/// keeps freed pages and so does not fall.
 pub fn used_memory() -> u64 {
+    if let Some(bytes) = super::allocated::allocated_bytes() {
+        return bytes;
+    }
     let mut committed: usize = 0;
     // SAFETY: mi_process_info writes only through the pointers it is given and skips null ones.
     unsafe {

@@ -156,6 +156,38 @@ pub struct RuntimeConfig {
     /// `notify-keyspace-events`: the classes of keyspace events published
     /// ([`crate::notify::flags`]); 0 = none.
     pub notify_keyspace_events: u16,
+    /// `auto-aof-rewrite-percentage`: growth over the last rewrite's size, in %, that starts
+    /// a rewrite of a shard's log; 0 = never.
+    pub auto_aof_rewrite_percentage: u64,
+    /// `auto-aof-rewrite-min-size`: bytes a shard's log must reach before it is rewritten.
+    pub auto_aof_rewrite_min_size: u64,
+    /// Settings Redis has that mean nothing here (no replication, no client eviction, no
+    /// latency monitor), stored as CONFIG SET gave them so CONFIG GET shows them back:
+    /// `repl-backlog-size` (bytes), `maxmemory-clients` (as shown: bytes or `N%`) and
+    /// `latency-monitor-threshold` (ms). They have no effect.
+    pub inert: InertSettings,
+}
+
+/// Redis settings accepted and shown, with no effect in shardline (see
+/// [`RuntimeConfig::inert`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InertSettings {
+    /// `repl-backlog-size`, bytes (Redis's default 1 MiB, at least 16 KiB).
+    pub repl_backlog_size: u64,
+    /// `maxmemory-clients` as CONFIG GET shows it: bytes, or a percentage `N%` (default `0`).
+    pub maxmemory_clients: String,
+    /// `latency-monitor-threshold`, ms (default 0).
+    pub latency_monitor_threshold: i64,
+}
+
+impl Default for InertSettings {
+    fn default() -> Self {
+        Self {
+            repl_backlog_size: 1 << 20,
+            maxmemory_clients: "0".into(),
+            latency_monitor_threshold: 0,
+        }
+    }
 }
 
 /// Redis's default `client-output-buffer-limit` of the `replica` class.
@@ -191,6 +223,9 @@ impl RuntimeConfig {
             maxclients,
             timeout_seconds: config.timeout,
             notify_keyspace_events: config.notify_keyspace_events,
+            auto_aof_rewrite_percentage: config.auto_aof_rewrite_percentage,
+            auto_aof_rewrite_min_size: config.auto_aof_rewrite_min_size,
+            inert: InertSettings::default(),
             encoding: EncodingKnobs {
                 hash_max_listpack_entries: config.hash_max_listpack_entries,
                 hash_max_listpack_value: config.hash_max_listpack_value,

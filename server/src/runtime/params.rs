@@ -114,6 +114,23 @@ fn memory(value: &str) -> Result<u64, String> {
     parse_memory(value).ok_or_else(|| "argument must be a memory value".to_string())
 }
 
+/// Redis's memory-or-percentage parameters (`maxmemory-clients`): `N%` (at most 100) or a
+/// memory value, returned as CONFIG GET shows it (`N%`, or bytes).
+fn memory_or_percent(value: &str) -> Result<String, String> {
+    if let Some(percent) = value.strip_suffix('%') {
+        let n: u64 = percent
+            .parse()
+            .map_err(|_| "argument must be a memory or percent value".to_string())?;
+        if n > 100 {
+            return Err("percentage argument must be less or equal to 100".into());
+        }
+        return Ok(format!("{n}%"));
+    }
+    parse_memory(value)
+        .map(|n| n.to_string())
+        .ok_or_else(|| "argument must be a memory or percent value".to_string())
+}
+
 /// `client-output-buffer-limit`: `CLASS HARD SOFT SECONDS` groups (Redis 7.0
 /// `updateClientOutputBufferLimit`); classes `normal`, `replica`/`slave`, `pubsub`.
 fn set_output_limits(runtime: &mut RuntimeConfig, value: &str) -> Result<(), String> {
@@ -311,12 +328,60 @@ static PARAMS: &[Param] = &[
             _ => Err("argument must be 'yes' or 'no'".into()),
         },
     ),
-    ro("auto-aof-rewrite-percentage", |v| {
-        v.config.auto_aof_rewrite_percentage.to_string()
-    }),
-    ro("auto-aof-rewrite-min-size", |v| {
-        v.config.auto_aof_rewrite_min_size.to_string()
-    }),
+    rw(
+        "auto-aof-rewrite-percentage",
+        None,
+        |v| v.runtime.auto_aof_rewrite_percentage.to_string(),
+        |r, v| {
+            r.auto_aof_rewrite_percentage = integer(v, 0, i64::from(i32::MAX))? as u64;
+            Ok(())
+        },
+    ),
+    rw(
+        "auto-aof-rewrite-min-size",
+        None,
+        |v| v.runtime.auto_aof_rewrite_min_size.to_string(),
+        |r, v| {
+            r.auto_aof_rewrite_min_size = memory(v)?;
+            Ok(())
+        },
+    ),
+    // Redis settings that mean nothing here: accepted and shown back, no effect.
+    rw(
+        "repl-backlog-size",
+        None,
+        |v| v.runtime.inert.repl_backlog_size.to_string(),
+        |r, v| {
+            // Redis raises a smaller value to its minimum, 16 KiB.
+            r.inert.repl_backlog_size = memory(v)?.max(16 * 1024);
+            Ok(())
+        },
+    ),
+    rw(
+        "maxmemory-clients",
+        None,
+        |v| v.runtime.inert.maxmemory_clients.clone(),
+        |r, v| {
+            r.inert.maxmemory_clients = memory_or_percent(v)?;
+            Ok(())
+        },
+    ),
+    rw(
+        "latency-monitor-threshold",
+        None,
+        |v| v.runtime.inert.latency_monitor_threshold.to_string(),
+        |r, v| {
+            r.inert.latency_monitor_threshold = integer(v, 0, i64::MAX)?;
+            Ok(())
+        },
+    ),
+    ro("daemonize", |_| "no".into()),
+    Param {
+        name: "replicaof",
+        alias: Some("slaveof"),
+        get: |_| String::new(),
+        set: None,
+    },
     // No RDB snapshots: `save` is empty, and setting it empty again is accepted.
     rw(
         "save",
@@ -392,8 +457,12 @@ static PARAMS: &[Param] = &[
         },
     ),
     ro("databases", |v| v.config.databases.to_string()),
-    ro("port", port),
-    ro("tls-port", tls_port),
+    // Checked and applied by CONFIG SET itself (`commands::config`): the value in force is
+    // accepted, a port in use is refused with Redis's text, any other needs a restart.
+    rw("port", None, port, |_, v| integer(v, 0, 65535).map(|_| ())),
+    rw("tls-port", None, tls_port, |_, v| {
+        integer(v, 0, 65535).map(|_| ())
+    }),
     ro("bind", |v| v.bound.ip().to_string()),
     ro("tls-cert-file", |v| {
         tls_file(v, &v.config.tls_cert, "cert.pem")

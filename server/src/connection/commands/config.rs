@@ -113,6 +113,14 @@ async fn set(shard: &Shard, pairs: &[Bytes]) -> Frame {
             return failed(name, &reason);
         }
     }
+    // Redis's "apply" phase: nothing is installed when one fails.
+    for (param, name, value) in &found {
+        if matches!(param.name, "port" | "tls-port") {
+            if let Err(reason) = check_port(shard, param, value) {
+                return failed(name, &reason);
+            }
+        }
+    }
     shard
         .run_on_all(|| {
             let next = next.clone();
@@ -123,6 +131,36 @@ async fn set(shard: &Shard, pairs: &[Bytes]) -> Frame {
         })
         .await;
     Frame::ok()
+}
+
+/// CONFIG SET `port` / `tls-port` `value` (a valid port number): the value in force is
+/// accepted (no-op); a port that cannot be bound on the listening address is refused with
+/// Redis's text; any other is refused too, as the shards' listeners are bound once at start
+/// (`--bind`; a restart moves them).
+fn check_port(shard: &Shard, param: &params::Param, value: &str) -> Result<(), String> {
+    let runtime = shard.runtime.borrow();
+    let view = View {
+        config: &shard.shared.config,
+        runtime: &runtime,
+        bound: shard.shared.bound,
+        shards: shard.nr_shards,
+    };
+    if param.value(&view) == value.trim() {
+        return Ok(());
+    }
+    let port: u16 = value
+        .trim()
+        .parse()
+        .map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
+    let addr = std::net::SocketAddr::new(shard.shared.bound.ip(), port);
+    if port != 0 && std::net::TcpListener::bind(addr).is_err() {
+        tracing::warn!("CONFIG SET {}: cannot listen on {addr}", param.name);
+        return Err("Unable to listen on this port. Check server logs.".into());
+    }
+    Err(format!(
+        "shardline listens on {} (--bind) until restarted with another address",
+        shard.shared.bound
+    ))
 }
 
 fn failed(name: &str, reason: &str) -> Frame {

@@ -1,5 +1,6 @@
 //! SLOWLOG GET|LEN|RESET|HELP (Redis 7.0 `slowlog.c`) over every shard's
-//! [`crate::slowlog::Slowlog`]: GET merges the shards' newest entries by id.
+//! [`crate::slowlog::Slowlog`]: GET merges the shards' newest entries by id; GET and LEN show
+//! at most `slowlog-max-len` entries over all shards (each shard keeps that many).
 
 use bytes::Bytes;
 
@@ -7,6 +8,7 @@ use super::object::help;
 use crate::cmd::reply::int_arg;
 use crate::resp::Frame;
 use crate::shard::Shard;
+use crate::slowlog::visible_len;
 
 const HELP: &[&str] = &[
     "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -35,14 +37,11 @@ pub async fn slowlog(shard: &Shard, args: &[Bytes]) -> Frame {
             let lens = shard
                 .run_stats_on_all(|| Box::new(|s: &Shard| Frame::Integer(s.slowlog.len() as i64)))
                 .await;
-            Frame::Integer(
-                lens.iter()
-                    .map(|f| match f {
-                        Frame::Integer(n) => *n,
-                        _ => 0,
-                    })
-                    .sum(),
-            )
+            let lens = lens.iter().map(|f| match f {
+                Frame::Integer(n) => usize::try_from(*n).unwrap_or(0),
+                _ => 0,
+            });
+            Frame::Integer(visible_len(lens, max_len(shard)) as i64)
         }
         (b"RESET", 2) => {
             shard
@@ -65,7 +64,7 @@ pub async fn slowlog(shard: &Shard, args: &[Bytes]) -> Frame {
                 }
                 Some(Err(err)) => return err,
             };
-            get(shard, count).await
+            get(shard, count.min(max_len(shard))).await
         }
         (b"HELP" | b"LEN" | b"RESET" | b"GET", _) => Frame::error(format!(
             "ERR wrong number of arguments for 'slowlog|{}' command",
@@ -76,6 +75,11 @@ pub async fn slowlog(shard: &Shard, args: &[Bytes]) -> Frame {
             String::from_utf8_lossy(&args[1])
         )),
     }
+}
+
+/// `slowlog-max-len`: the most entries SLOWLOG shows over all shards, as Redis's one log.
+fn max_len(shard: &Shard) -> usize {
+    shard.runtime.borrow().slowlog_max_len
 }
 
 async fn get(shard: &Shard, count: usize) -> Frame {
