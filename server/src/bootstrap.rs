@@ -161,6 +161,7 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         config,
         blocking_in_flight,
         users: ArcSwap::from_pointee(users),
+        requirepass: Default::default(),
         metrics,
         offload,
         shutdown: Default::default(),

@@ -40,6 +40,10 @@ pub struct Shared {
     pub blocking_in_flight: Vec<std::sync::atomic::AtomicUsize>,
     /// The users file as last loaded; SIGHUP swaps in a new one without dropping connections.
     pub users: ArcSwap<Users>,
+    /// The password last given to `CONFIG SET requirepass` (empty before any, or after
+    /// `""`), for CONFIG GET, as Redis keeps it: in memory only, never written in clear. Its
+    /// lock also orders concurrent CONFIG SET requirepass rewrites of the users file.
+    pub requirepass: std::sync::Mutex<zeroize::Zeroizing<Vec<u8>>>,
     /// All Prometheus metric families.
     pub metrics: Metrics,
     /// Hashing threads for `--hash-mode offload`.

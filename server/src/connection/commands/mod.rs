@@ -2,7 +2,7 @@
 //! command family.
 
 mod admin;
-mod auth;
+pub mod auth;
 pub mod blocking;
 mod client;
 mod client_admin;
@@ -17,6 +17,7 @@ mod keyspace_wide;
 mod object;
 mod persistence;
 pub mod pubsub;
+mod requirepass;
 mod scripting;
 mod slowlog;
 mod subcommands;
@@ -67,6 +68,7 @@ pub async fn execute(
             session.watched.clear().await;
             pubsub::leave_all(shard, session);
             session.reset();
+            auth::default_login(shard, session);
             pipeline.set_reply_mode(super::pipeline::ReplyMode::On);
             Frame::Simple("RESET".into())
         }
