@@ -238,6 +238,10 @@ async fn shard_main(
         None => None,
     };
     let metrics = shared.metrics.shard(id);
+    // Series that would otherwise appear at their first event exist from the start, so that
+    // dashboards and rate() alerts see the first increment.
+    metrics.export_task_queues(&TaskQueues::GROUPS);
+    metrics.export_password_hash_mode(config.hash_mode.as_str());
     shardline_metrics::install_shard_monitor(
         id,
         shardline_metrics::StallConfig {

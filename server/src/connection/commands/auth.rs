@@ -32,7 +32,11 @@ impl LoginClose {
     /// Queues the reply (if any) and tells the connection to close after writing it.
     pub fn finish(self, shard: &Shard, session: &Session, pipeline: &mut Pipeline) -> Flow {
         if let Some(reply) = self.reply {
-            shard.metrics.command_error("command");
+            if let Frame::Error(text) = &reply {
+                shard
+                    .metrics
+                    .command_error(shardline_metrics::labels::error_kind::of_reply(text));
+            }
             pipeline.ready(session.protocol, reply);
         }
         Flow::Close(self.reason)

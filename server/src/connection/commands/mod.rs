@@ -116,8 +116,10 @@ pub async fn execute(
         "script" => scripting::script(&args),
         other => Frame::error(format!("ERR unknown command '{other}'")),
     };
-    if matches!(reply, Frame::Error(_)) {
-        shard.metrics.command_error("command");
+    if let Frame::Error(text) = &reply {
+        shard
+            .metrics
+            .command_error(shardline_metrics::labels::error_kind::of_reply(text));
     }
     pipeline.ready(session.protocol, reply);
     Flow::Continue
