@@ -44,6 +44,9 @@ pub struct Shared {
     /// `""`), for CONFIG GET, as Redis keeps it: in memory only, never written in clear. Its
     /// lock also orders concurrent CONFIG SET requirepass rewrites of the users file.
     pub requirepass: std::sync::Mutex<zeroize::Zeroizing<Vec<u8>>>,
+    /// Whether the maintenance loop sweeps expired keys (Redis `active_expire_enabled`; off
+    /// only after `DEBUG SET-ACTIVE-EXPIRE 0`). Keys still expire when touched.
+    pub active_expire: std::sync::atomic::AtomicBool,
     /// All Prometheus metric families.
     pub metrics: Metrics,
     /// Hashing threads for `--hash-mode offload`.
@@ -448,7 +451,12 @@ async fn maintenance_loop(shard: Rc<Shard>) {
         let now = shard.clock.resync();
         // A cross-shard transaction running here must see no key vanish between two of its
         // commands (Redis never expires keys inside MULTI/EXEC): the sweep waits a period.
-        if shard.gate.is_held() {
+        if shard.gate.is_held()
+            || !shard
+                .shared
+                .active_expire
+                .load(std::sync::atomic::Ordering::Relaxed)
+        {
             continue;
         }
         // Bounded work per step; continue while a step fills its budget and the quota allows.

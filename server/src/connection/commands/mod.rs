@@ -11,6 +11,7 @@ mod composed;
 mod composed_keys;
 mod config;
 mod cross_shard;
+mod debug;
 mod info;
 mod info_figures;
 mod keyspace_wide;
@@ -91,7 +92,12 @@ pub async fn execute(
         "object" => object::object(shard, session.db, &args).await,
         "memory" => object::memory(shard, session.db, &args).await,
         "slowlog" => slowlog::slowlog(shard, &args).await,
-        "debug" => admin::debug(shard, &args),
+        "debug" => {
+            if let Some(push) = debug::push_before(shard, session.protocol, &args) {
+                pipeline.ready(session.protocol, push);
+            }
+            debug::debug(shard, session.protocol, &args)
+        }
         "rename" | "renamenx" | "copy" | "msetnx" | "lcs" => {
             cross_shard::execute(shard, session.db, session.txn_scope, spec.name, args).await
         }
