@@ -38,11 +38,14 @@ pub mod verify;
 pub use admission::{LoginGate, LoginPermit, LoginShed, LoginStage, PASSWORDS_PER_HANDSHAKE};
 pub use cache::{CacheConfig, CredentialsCache};
 pub use offload::{OffloadError, OffloadPool};
-pub use passwd::{run_passwd, PasswdError, PasswdLimits};
+pub use passwd::{run_passwd, set_requirepass, PasswdError, PasswdLimits};
 pub use sha512_crypt::{
     hash_password, HashFormatError, HashSetting, PasswordHash, Sha512CryptState,
 };
-pub use users::{set_user_password, Users, UsersFileError, UsersLimits, UsersWarning};
+pub use users::{
+    set_default_nopass, set_user_password, Users, UsersFileError, UsersLimits, UsersWarning,
+    DEFAULT_USER, NOPASS,
+};
 pub use verify::{
     AuthError, HashBatch, HashMode, ParseHashBatchError, ParseHashModeError, Submitted, Verified,
     Verifier, VerifierConfig, VerifierConfigError,

@@ -5,8 +5,11 @@ use std::path::Path;
 
 use zeroize::Zeroizing;
 
-use crate::sha512_crypt::{ROUNDS_MAX, ROUNDS_MIN};
-use crate::users::{set_user_password, LineError, Users, UsersFileError, UsersLimits};
+use crate::sha512_crypt::{ROUNDS_DEFAULT, ROUNDS_MAX, ROUNDS_MIN};
+use crate::users::{
+    set_default_nopass, set_user_password, LineError, Users, UsersFileError, UsersLimits,
+    DEFAULT_USER,
+};
 
 /// Why `shardline passwd` failed.
 #[derive(Debug, thiserror::Error)]
@@ -161,6 +164,46 @@ pub fn run_passwd(
     Ok(())
 }
 
+/// `CONFIG SET requirepass <password>` (Redis 7.0 `ACLUpdateDefaultUserPassword`): the default
+/// user's password becomes `password` (its line in the users file at `users_path` is replaced
+/// by a SHA-512-crypt hash of it with the default 5000 rounds, or added), or, for an empty
+/// `password`, the default user needs none (`default:nopass`). Written as
+/// `shardline passwd` writes (atomic, owner and mode kept), then loaded back as a SIGHUP
+/// reload loads it; the loaded users are returned for the caller to install.
+///
+/// Blocking (a hash, file I/O, fsyncs): run it off a reactor thread.
+///
+/// # Errors
+/// [`PasswdError::TooLong`] above `limits.max_password_bytes`; [`PasswdError::TooManyRounds`]
+/// when `limits.max_hash_rounds` is below 5000; [`PasswdError::Users`] when the current file
+/// does not load (nothing is written) or writing or reloading it fails.
+pub fn set_requirepass(
+    users_path: &Path,
+    password: &[u8],
+    limits: PasswdLimits,
+) -> Result<Users, PasswdError> {
+    if password.len() > limits.max_password_bytes {
+        return Err(PasswdError::TooLong {
+            len: password.len(),
+            max: limits.max_password_bytes,
+        });
+    }
+    if password.is_empty() {
+        check_users_file(users_path, limits.max_hash_rounds)?;
+        set_default_nopass(users_path)?;
+    } else {
+        check_rounds(ROUNDS_DEFAULT, limits.max_hash_rounds)?;
+        check_users_file(users_path, limits.max_hash_rounds)?;
+        set_user_password(users_path, DEFAULT_USER, password, ROUNDS_DEFAULT)?;
+    }
+    Ok(Users::load(
+        users_path,
+        &UsersLimits {
+            max_hash_rounds: limits.max_hash_rounds,
+        },
+    )?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,6 +224,55 @@ mod tests {
                 .to_string(),
             "hash uses 999999999 rounds, more than the maximum 999999998 (--max-hash-rounds)"
         );
+    }
+
+    #[test]
+    fn requirepass_sets_and_clears_the_default_password_keeping_other_users() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("users");
+        std::fs::write(&path, "# kept\nalice:nopass-is-not-a-hash\n").expect("write");
+        let limits = PasswdLimits {
+            max_password_bytes: 8,
+            max_hash_rounds: 1_000_000,
+        };
+        // A file that does not load is left alone.
+        assert!(matches!(
+            set_requirepass(&path, b"pw", limits),
+            Err(PasswdError::Users(UsersFileError::Line { line: 2, .. }))
+        ));
+        std::fs::write(&path, "# kept\n").expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+        let users = set_requirepass(&path, b"secret", limits).expect("set");
+        assert!(!users.default_nopass());
+        let hash = users.get(b"default").expect("default");
+        assert_eq!(hash.rounds(), ROUNDS_DEFAULT);
+        assert!(hash.verify(b"secret"));
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(text.starts_with("# kept\ndefault:$6$"), "{text}");
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o640, "mode kept");
+
+        let users = set_requirepass(&path, b"", limits).expect("clear");
+        assert!(users.default_nopass());
+        assert!(users.get(b"default").is_none());
+        assert_eq!(users.len(), 1);
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "# kept\ndefault:nopass\n"
+        );
+        assert!(matches!(
+            set_requirepass(&path, b"123456789", limits),
+            Err(PasswdError::TooLong { len: 9, max: 8 })
+        ));
+        let low = PasswdLimits {
+            max_hash_rounds: 1000,
+            ..limits
+        };
+        assert!(matches!(
+            set_requirepass(&path, b"pw", low),
+            Err(PasswdError::TooManyRounds(_))
+        ));
     }
 
     #[test]

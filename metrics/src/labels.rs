@@ -128,10 +128,32 @@ pub mod error_kind {
     pub const PROTOCOL: &str = "protocol";
     /// `-WRONGPASS`.
     pub const WRONGPASS: &str = "wrongpass";
-    /// `-WRONGTYPE`.
+    /// `-WRONGTYPE` (not recorded apart by the server today: such replies count as
+    /// [`COMMAND`]).
     pub const WRONGTYPE: &str = "wrongtype";
     /// Any other error reply from a command.
     pub const COMMAND: &str = "command";
+    /// The kinds the server records; each shard exports them at zero from the start.
+    pub const ALL: [&str; 6] = [UNKNOWN_COMMAND, ARITY, NOAUTH, PROTOCOL, WRONGPASS, COMMAND];
+
+    /// The kind of a connection-level error reply: [`WRONGPASS`] for `WRONGPASS …`, else
+    /// [`COMMAND`].
+    pub fn of_reply(text: &str) -> &'static str {
+        if text.starts_with("WRONGPASS") {
+            WRONGPASS
+        } else {
+            COMMAND
+        }
+    }
+}
+
+/// `command` label values of `commands_total` exported at zero by every shard from the start:
+/// the commands of the login path, so that a login-rate panel or alert has a series before
+/// the first client logs in. Other commands appear at their first call (one series per
+/// command name the server knows, never a client's spelling).
+pub mod command {
+    /// AUTH and HELLO, the commands that log a connection in.
+    pub const AUTH_PATH: [&str; 2] = ["auth", "hello"];
 }
 
 /// `result` of `shardline_users_reloads_total` (SIGHUP re-reading the users file).

@@ -51,6 +51,9 @@ pub struct ShardMetrics {
     pub(crate) task_queue_runtime: LabelCache<Counter>,
     pub(crate) task_queue_selected: LabelCache<IntCounter>,
     pub(crate) task_queue_shares: LabelCache<IntGauge>,
+    /// Only to export each task queue's series at zero ([`ShardMetrics::export_task_queues`]);
+    /// the stall monitor adds to the same series.
+    quota_violations: LabelCache<Counter>,
     connections_accepted: IntCounter,
     connections_active: IntGauge,
     keyspace_keys: IntGauge,
@@ -117,6 +120,11 @@ impl ShardMetrics {
         let connections_closed = with_all(&f.connections_closed, &crate::labels::close_reason::ALL);
         let tls_failed = with_all(&f.tls_failed, &crate::labels::tls_failure::ALL);
         let logins = with_all(&f.logins, &crate::labels::login_result::ALL);
+        let command_errors = with_all(&f.command_errors, &crate::labels::error_kind::ALL);
+        let commands = LabelCache::new(&f.commands, l, LabelCase::Lowercase);
+        for name in crate::labels::command::AUTH_PATH {
+            commands.with(name, |_| ());
+        }
         ShardMetrics {
             shard,
             last_executor_stats: Cell::new(Instant::now()),
@@ -129,6 +137,7 @@ impl ShardMetrics {
             task_queue_runtime: LabelCache::new(&f.task_queue_runtime, l, as_given),
             task_queue_selected: LabelCache::new(&f.task_queue_selected, l, as_given),
             task_queue_shares: LabelCache::new(&f.task_queue_shares, l, as_given),
+            quota_violations: LabelCache::new(&f.quota_violations, l, as_given),
             connections_accepted: f.connections_accepted.with_label_values(&one),
             connections_active: f.connections_active.with_label_values(&one),
             keyspace_keys: f.keyspace_keys.with_label_values(&one),
@@ -149,8 +158,8 @@ impl ShardMetrics {
             credentials_cache_hits: f.credentials_cache_hits.with_label_values(&one),
             credentials_cache_misses: f.credentials_cache_misses.with_label_values(&one),
             login_admission_waited: f.login_admission_waited.with_label_values(&one),
-            commands: LabelCache::new(&f.commands, l, LabelCase::Lowercase),
-            command_errors: LabelCache::new(&f.command_errors, l, as_given),
+            commands,
+            command_errors,
             received_bytes: f.received_bytes.with_label_values(&one),
             sent_bytes: f.sent_bytes.with_label_values(&one),
             client_output_buffer: f.client_output_buffer.with_label_values(&one),
@@ -169,6 +178,27 @@ impl ShardMetrics {
             cross_shard_batch: f.cross_shard_batch.with_label_values(&one),
             cross_shard_reply_batch: f.cross_shard_reply_batch.with_label_values(&one),
         }
+    }
+
+    /// Exports, at zero, the series of each task queue in `groups` (its `group` label) that
+    /// otherwise appear only at its first event: `task_queue_runtime_seconds_total`,
+    /// `task_queue_selected_total` and
+    /// `scheduler_time_spent_on_task_quota_violations_seconds_total`. Call it once the
+    /// shard's queues exist, so that dashboards and `rate()` alerts see them from the start.
+    pub fn export_task_queues(&self, groups: &[&'static str]) {
+        for group in groups {
+            self.task_queue_runtime.with(group, |_| ());
+            self.task_queue_selected.with(group, |_| ());
+            self.quota_violations.with(group, |_| ());
+        }
+    }
+
+    /// Exports, at zero, the `password_hash_duration_seconds{mode}` and
+    /// `password_hash_batch_size{mode}` histograms of the server's hash mode (see
+    /// [`crate::labels::hash_mode`]), which otherwise appear at the first hash.
+    pub fn export_password_hash_mode(&self, mode: &'static str) {
+        self.password_hash_duration.with(mode, |_| ());
+        self.password_hash_batch_size.with(mode, |_| ());
     }
 
     /// The shard id these handles are labelled with.
@@ -514,6 +544,37 @@ mod tests {
     }
 
     #[test]
+    fn series_known_at_start_are_exported_at_zero() {
+        let metrics = Metrics::new();
+        let shard = metrics.shard(1);
+        shard.export_task_queues(&["main", "auth"]);
+        shard.export_password_hash_mode(crate::labels::hash_mode::YIELD);
+        let s = |name: &str, labels: &[(&str, &str)]| sample(&metrics, name, labels);
+        for group in ["main", "auth"] {
+            let labels = [("shard", "1"), ("group", group)];
+            for name in [
+                "shardline_task_queue_runtime_seconds_total",
+                "shardline_task_queue_selected_total",
+                "shardline_scheduler_time_spent_on_task_quota_violations_seconds_total",
+            ] {
+                assert_eq!(s(name, &labels), Some(0.0), "{name} {group}");
+            }
+        }
+        for command in crate::labels::command::AUTH_PATH {
+            let labels = [("shard", "1"), ("command", command)];
+            assert_eq!(s("shardline_commands_total", &labels), Some(0.0));
+        }
+        for kind in crate::labels::error_kind::ALL {
+            let labels = [("shard", "1"), ("kind", kind)];
+            assert_eq!(s("shardline_command_errors_total", &labels), Some(0.0));
+        }
+        let text = String::from_utf8(metrics.encode_text().expect("encode")).expect("utf8");
+        assert!(text.contains(
+            "shardline_password_hash_duration_seconds_count{mode=\"yield\",shard=\"1\"} 0"
+        ));
+    }
+
+    #[test]
     fn command_names_are_lowercased_and_cached_once() {
         let metrics = Metrics::new();
         let shard = metrics.shard(0);
@@ -524,7 +585,8 @@ mod tests {
         // Same name from a different `&'static str` (e.g. another literal) hits by content.
         let owned: &'static str = Box::leak(String::from("GET").into_boxed_str());
         shard.command(owned);
-        assert_eq!(shard.commands.len(), 2);
+        // get, set, and the login path's auth and hello, exported at zero from the start.
+        assert_eq!(shard.commands.len(), 4);
         let s = |cmd: &str| {
             sample(
                 &metrics,

@@ -165,6 +165,8 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         config,
         blocking_in_flight,
         users: ArcSwap::from_pointee(users),
+        requirepass: Default::default(),
+        active_expire: std::sync::atomic::AtomicBool::new(true),
         metrics,
         offload,
         shutdown: Default::default(),

@@ -40,6 +40,13 @@ pub struct Shared {
     pub blocking_in_flight: Vec<std::sync::atomic::AtomicUsize>,
     /// The users file as last loaded; SIGHUP swaps in a new one without dropping connections.
     pub users: ArcSwap<Users>,
+    /// The password last given to `CONFIG SET requirepass` (empty before any, or after
+    /// `""`), for CONFIG GET, as Redis keeps it: in memory only, never written in clear. Its
+    /// lock also orders concurrent CONFIG SET requirepass rewrites of the users file.
+    pub requirepass: std::sync::Mutex<zeroize::Zeroizing<Vec<u8>>>,
+    /// Whether the maintenance loop sweeps expired keys (Redis `active_expire_enabled`; off
+    /// only after `DEBUG SET-ACTIVE-EXPIRE 0`). Keys still expire when touched.
+    pub active_expire: std::sync::atomic::AtomicBool,
     /// All Prometheus metric families.
     pub metrics: Metrics,
     /// Hashing threads for `--hash-mode offload`.
@@ -249,6 +256,10 @@ async fn shard_main(
         None => None,
     };
     let metrics = shared.metrics.shard(id);
+    // Series that would otherwise appear at their first event exist from the start, so that
+    // dashboards and rate() alerts see the first increment.
+    metrics.export_task_queues(&TaskQueues::GROUPS);
+    metrics.export_password_hash_mode(config.hash_mode.as_str());
     shardline_metrics::install_shard_monitor(
         id,
         shardline_metrics::StallConfig {
@@ -457,7 +468,12 @@ async fn maintenance_loop(shard: Rc<Shard>) {
         let now = shard.clock.resync();
         // A cross-shard transaction running here must see no key vanish between two of its
         // commands (Redis never expires keys inside MULTI/EXEC): the sweep waits a period.
-        if shard.gate.is_held() {
+        if shard.gate.is_held()
+            || !shard
+                .shared
+                .active_expire
+                .load(std::sync::atomic::Ordering::Relaxed)
+        {
             continue;
         }
         // Bounded work per step; continue while a step fills its budget and the quota allows.

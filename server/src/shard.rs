@@ -38,6 +38,9 @@ pub struct TaskQueues {
 }
 
 impl TaskQueues {
+    /// The queues' names, the `group` label of their metrics.
+    pub const GROUPS: [&'static str; 3] = ["main", "auth", "maintenance"];
+
     /// Creates the queues on the current executor.
     pub fn create(auth_shares: usize) -> Self {
         let ex = glommio::executor();

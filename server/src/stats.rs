@@ -14,10 +14,11 @@ pub fn collect(shard: &Shard) {
     );
     let ex = glommio::executor();
     shard.metrics.record_executor_stats(&ex.executor_stats());
+    let [main, auth, maintenance] = crate::shard::TaskQueues::GROUPS;
     for (group, handle) in [
-        ("main", shard.queues.main),
-        ("auth", shard.queues.auth),
-        ("maintenance", shard.queues.maintenance),
+        (main, shard.queues.main),
+        (auth, shard.queues.auth),
+        (maintenance, shard.queues.maintenance),
     ] {
         if let Ok(stats) = ex.task_queue_stats(handle) {
             shard.metrics.record_task_queue_stats(group, &stats);

@@ -107,3 +107,134 @@ fn the_keyspace_gauges_follow_the_keys_of_every_shard() {
     common::wait_for(|| server.metric(KEYS, &[]) == 0.0);
     assert_eq!(server.metric(BYTES, &[]), 0.0);
 }
+
+/// The series a dashboard or a `rate()` alert needs exist, at 0, in the very first scrape of a
+/// server no client has reached: per shard and task queue, the quota-violation seconds and
+/// the queue's runtime; the login path's command and error counters; the hash duration
+/// histogram of the configured mode. And every series deploy/grafana and the alert rules
+/// query is in that scrape.
+#[test]
+fn series_exist_at_zero_before_the_first_client() {
+    let server = Server::start(&["--smp", "2", "--hash-mode", "yield"]);
+    // The shards are up (each logs its log's replay after making its metrics).
+    for shard in ["0", "1"] {
+        server.log_reaching(&format!("shard {shard}: replayed"));
+    }
+    let body = server.scrape();
+    let present = |name: &str, labels: &[(&str, &str)]| {
+        body.lines().filter(|l| !l.starts_with('#')).any(|line| {
+            line.split_once(['{', ' '])
+                .is_some_and(|(metric, _)| metric == name)
+                && labels
+                    .iter()
+                    .all(|(k, v)| line.contains(&format!("{k}=\"{v}\"")))
+        })
+    };
+    let zero = |name: &str, labels: &[(&str, &str)]| {
+        assert!(present(name, labels), "{name} {labels:?} missing:\n{body}");
+        assert_eq!(
+            common::metric_sum(&body, name, labels),
+            0.0,
+            "{name} {labels:?}"
+        );
+    };
+    for shard in ["0", "1"] {
+        for group in ["main", "auth", "maintenance"] {
+            let labels = [("shard", shard), ("group", group)];
+            assert!(
+                present(
+                    "shardline_scheduler_time_spent_on_task_quota_violations_seconds_total",
+                    &labels
+                ),
+                "quota violations of {labels:?} missing:\n{body}"
+            );
+            assert!(
+                present("shardline_task_queue_runtime_seconds_total", &labels),
+                "runtime of {labels:?} missing:\n{body}"
+            );
+        }
+        let auth_queue = [("shard", shard), ("group", "auth")];
+        zero("shardline_task_queue_runtime_seconds_total", &auth_queue);
+        zero(
+            "shardline_scheduler_time_spent_on_task_quota_violations_seconds_total",
+            &auth_queue,
+        );
+        for command in ["auth", "hello"] {
+            zero(
+                "shardline_commands_total",
+                &[("shard", shard), ("command", command)],
+            );
+        }
+        for kind in [
+            "unknown_command",
+            "arity",
+            "noauth",
+            "protocol",
+            "wrongpass",
+            "command",
+        ] {
+            zero(
+                "shardline_command_errors_total",
+                &[("shard", shard), ("kind", kind)],
+            );
+        }
+        let yield_mode = [("shard", shard), ("mode", "yield")];
+        zero(
+            "shardline_password_hash_duration_seconds_count",
+            &yield_mode,
+        );
+        zero("shardline_password_hash_batch_size_count", &yield_mode);
+        for result in ["accepted", "rejected"] {
+            zero(
+                "shardline_logins_total",
+                &[("shard", shard), ("result", result)],
+            );
+        }
+    }
+    assert_eq!(
+        common::promtool_findings(&body),
+        "",
+        "promtool lint findings"
+    );
+
+    // Every series the dashboard and the alert rules query exists already.
+    let deploy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy");
+    let mut queried = std::collections::BTreeSet::new();
+    for file in ["grafana/shardline.json", "prometheus/alerts.yml"] {
+        let text = std::fs::read_to_string(deploy.join(file)).expect("deploy file");
+        for (i, _) in text.match_indices("shardline_") {
+            let name: String = text[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            queried.insert(name);
+        }
+    }
+    let missing: Vec<_> = queried
+        .iter()
+        .filter(|name| {
+            // A histogram's name is queried as a prefix in a regex or a panel title.
+            !["", "_bucket", "_count", "_sum"]
+                .iter()
+                .any(|suffix| present(&format!("{name}{suffix}"), &[]))
+                && !body.contains(&format!("\n{name}"))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "queried by deploy/ but absent before the first client: {missing:?}"
+    );
+
+    // A WRONGPASS reply counts as kind `wrongpass`.
+    let mut client = common::RawClient::connect(&server);
+    client.roundtrip(
+        &[b"AUTH", b"not-the-password"],
+        b"-WRONGPASS invalid username-password pair or user is disabled.\r\n",
+    );
+    let wrongpass = common::metric_sum(
+        &server.scrape(),
+        "shardline_command_errors_total",
+        &[("kind", "wrongpass")],
+    );
+    assert_eq!(wrongpass, 1.0);
+}

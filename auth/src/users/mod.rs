@@ -1,5 +1,9 @@
 //! The users file: one `name:$6$…` line per user, `#` comments and blank lines allowed.
 //!
+//! The user `default` alone may instead have the line `default:nopass` ([`NOPASS`]), which
+//! `CONFIG SET requirepass ""` writes (Redis's `nopass` default user): every new connection
+//! is then logged in as `default` without AUTH, and `AUTH default <anything>` succeeds.
+//!
 //! Hashes written by `mkpasswd -m sha-512`, `openssl passwd -6` or [`crate::sha512_crypt::hash_password`]
 //! are accepted unmodified. Every line is checked at load time — malformed lines, duplicate
 //! names and hashes costing more than [`UsersLimits::max_hash_rounds`] refuse the whole file
@@ -17,7 +21,15 @@ use crate::sha512_crypt::{
     random_salt, CryptDigest, HashFormatError, HashSetting, PasswordHash, ROUNDS_DEFAULT,
 };
 
-pub use write::set_user_password;
+pub use write::{set_default_nopass, set_user_password};
+
+/// The user whose `nopass` line ([`NOPASS`]) is accepted: Redis's default user, the one a
+/// new connection is logged in as when it needs no password.
+pub const DEFAULT_USER: &str = "default";
+
+/// What stands in place of the hash on the line `default:nopass`: the default user needs no
+/// password (Redis's `nopass` flag). Refused for any other user.
+pub const NOPASS: &str = "nopass";
 
 /// Limits applied while loading a users file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,6 +67,9 @@ pub enum LineError {
         /// The configured limit.
         max: u32,
     },
+    /// `nopass` on a line of a user other than [`DEFAULT_USER`].
+    #[error("only the user 'default' may be 'nopass'")]
+    NopassNotDefault,
     /// The user name already appeared on an earlier line.
     #[error("duplicate user, first defined on line {first_line}")]
     Duplicate {
@@ -141,16 +156,30 @@ static NEXT_GENERATION: AtomicU64 = AtomicU64::new(1);
 #[derive(Debug)]
 pub struct Users {
     by_name: HashMap<Vec<u8>, PasswordHash>,
+    /// The file had `default:nopass`.
+    default_nopass: bool,
     generation: u64,
     dummy: PasswordHash,
     warnings: Vec<UsersWarning>,
 }
 
+/// What one line gives its user.
+enum Credential {
+    Hash(PasswordHash),
+    NoPass,
+}
+
 /// Splits and checks one non-comment line.
-fn parse_line(line: &str, limits: &UsersLimits) -> Result<(Vec<u8>, PasswordHash), LineError> {
+fn parse_line(line: &str, limits: &UsersLimits) -> Result<(Vec<u8>, Credential), LineError> {
     let (name, hash) = line.split_once(':').ok_or(LineError::MissingColon)?;
     if name.is_empty() || name.chars().any(char::is_whitespace) {
         return Err(LineError::BadName);
+    }
+    if hash.trim_end() == NOPASS {
+        if name != DEFAULT_USER {
+            return Err(LineError::NopassNotDefault);
+        }
+        return Ok((name.as_bytes().to_vec(), Credential::NoPass));
     }
     let hash = PasswordHash::parse(hash.trim_end())?;
     if hash.rounds() > limits.max_hash_rounds {
@@ -159,7 +188,7 @@ fn parse_line(line: &str, limits: &UsersLimits) -> Result<(Vec<u8>, PasswordHash
             max: limits.max_hash_rounds,
         });
     }
-    Ok((name.as_bytes().to_vec(), hash))
+    Ok((name.as_bytes().to_vec(), Credential::Hash(hash)))
 }
 
 /// A hash with random salt and random digest at `rounds`: verifying any password against it
@@ -181,6 +210,7 @@ impl Users {
         let mut by_name = HashMap::new();
         let mut first_line: HashMap<Vec<u8>, usize> = HashMap::new();
         let mut cost_count: HashMap<u32, usize> = HashMap::new();
+        let mut default_nopass = false;
         for (i, raw) in text.lines().enumerate() {
             let line = raw.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -191,13 +221,18 @@ impl Users {
                 line: i + 1,
                 reason,
             };
-            let (name, hash) = parse_line(line, limits).map_err(err)?;
+            let (name, credential) = parse_line(line, limits).map_err(err)?;
             if let Some(&first) = first_line.get(&name) {
                 return Err(err(LineError::Duplicate { first_line: first }));
             }
-            *cost_count.entry(hash.rounds()).or_default() += 1;
             first_line.insert(name.clone(), i + 1);
-            by_name.insert(name, hash);
+            match credential {
+                Credential::Hash(hash) => {
+                    *cost_count.entry(hash.rounds()).or_default() += 1;
+                    by_name.insert(name, hash);
+                }
+                Credential::NoPass => default_nopass = true,
+            }
         }
         // The dummy costs what most users' hashes cost (ties: the higher), 5000 if none.
         let dummy_rounds = cost_count
@@ -206,6 +241,7 @@ impl Users {
             .map_or(ROUNDS_DEFAULT, |(rounds, _)| *rounds);
         Ok(Users {
             by_name,
+            default_nopass,
             generation: NEXT_GENERATION.fetch_add(1, Ordering::Relaxed),
             dummy: make_dummy(dummy_rounds),
             warnings: Vec::new(),
@@ -235,6 +271,9 @@ impl Users {
                 path: path.to_path_buf(),
             });
         }
+        if users.default_nopass {
+            tracing::warn!(path = %path.display(), "users file has default:nopass: every client that connects is logged in as 'default' without a password");
+        }
         if mode & 0o027 != 0 {
             tracing::warn!(path = %path.display(), mode = format!("{mode:o}"), "users file is accessible to others or writable by its group; chmod 640 (group: the server's) or 600 it");
             users.warnings.push(UsersWarning::ReadableByOthers {
@@ -245,19 +284,26 @@ impl Users {
         Ok(users)
     }
 
-    /// The hash of `name`, if such a user exists.
+    /// The hash of `name`, if such a user exists with a password (`None` too for a `nopass`
+    /// default user: see [`default_nopass`](Self::default_nopass)).
     pub fn get(&self, name: &[u8]) -> Option<&PasswordHash> {
         self.by_name.get(name)
     }
 
-    /// Number of users.
+    /// Whether the file has `default:nopass`: the default user needs no password, so new
+    /// connections are logged in as it and any password for it is accepted.
+    pub fn default_nopass(&self) -> bool {
+        self.default_nopass
+    }
+
+    /// Number of users (a `nopass` default user included).
     pub fn len(&self) -> usize {
-        self.by_name.len()
+        self.by_name.len() + usize::from(self.default_nopass)
     }
 
     /// Whether the file defined no user.
     pub fn is_empty(&self) -> bool {
-        self.by_name.is_empty()
+        self.len() == 0
     }
 
     /// A process-unique number for this load; a reload yields a larger one (caches compare it).

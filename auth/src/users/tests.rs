@@ -231,3 +231,28 @@ fn a_file_without_users_is_refused() {
         );
     }
 }
+
+#[test]
+fn default_alone_may_be_nopass() {
+    let limits = UsersLimits::default();
+    let users =
+        Users::parse(Path::new("u"), "default:nopass\n", &limits).expect("nopass default loads");
+    assert!(users.default_nopass());
+    assert!(users.get(b"default").is_none());
+    assert_eq!(users.len(), 1);
+    assert!(!users.is_empty());
+    assert_eq!(
+        line_err("alice:nopass\n", &limits),
+        (1, LineError::NopassNotDefault)
+    );
+    assert_eq!(
+        line_err("default:nopass\ndefault:nopass\n", &limits),
+        (2, LineError::Duplicate { first_line: 1 })
+    );
+    let alice = FIXTURE
+        .lines()
+        .find(|l| l.starts_with("alice:"))
+        .expect("alice line");
+    let users = Users::parse(Path::new("u"), &format!("{alice}\n"), &limits).expect("loads");
+    assert!(!users.default_nopass());
+}

@@ -5,8 +5,18 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use super::UsersFileError;
+use super::{UsersFileError, DEFAULT_USER, NOPASS};
 use crate::sha512_crypt::hash_password;
+
+/// Makes the default user need no password: its line becomes `default:nopass` (see
+/// [`NOPASS`]), written as [`set_user_password`] writes (atomic, owner and mode kept, the
+/// other lines untouched, the file created with mode 0600 if missing).
+///
+/// # Errors
+/// As [`set_user_password`].
+pub fn set_default_nopass(path: &Path) -> Result<(), UsersFileError> {
+    set_user_line(path, DEFAULT_USER, || NOPASS.to_string())
+}
 
 /// Sets `user`'s password in the users file at `path`, creating the file if needed. A
 /// symlink is followed: the file it points to is the one rewritten.
@@ -30,6 +40,16 @@ pub fn set_user_password(
     user: &str,
     password: &[u8],
     rounds: u32,
+) -> Result<(), UsersFileError> {
+    set_user_line(path, user, || hash_password(password, rounds))
+}
+
+/// Replaces (or appends) `user`'s line with `user:` followed by what `credential` makes,
+/// atomically; see [`set_user_password`]. `credential` runs once the user name is checked.
+fn set_user_line(
+    path: &Path,
+    user: &str,
+    credential: impl FnOnce() -> String,
 ) -> Result<(), UsersFileError> {
     if user.is_empty()
         || user.contains(':')
@@ -71,7 +91,7 @@ pub fn set_user_password(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (String::new(), None),
         Err(e) => return Err(io(path)(e)),
     };
-    let new_line = format!("{user}:{}", hash_password(password, rounds));
+    let new_line = format!("{user}:{}", credential());
     let mut out = String::with_capacity(old.len() + new_line.len() + 1);
     let mut replaced = false;
     for line in old.lines() {

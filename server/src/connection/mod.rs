@@ -113,6 +113,7 @@ pub async fn serve(shard: Rc<Shard>, tcp: TcpStream, slot: ClientSlot) {
     let id = shard.shared.next_client_id.fetch_add(1, Ordering::Relaxed);
     let mut session = Session::new(id, shard.id, tcp.peer_addr().ok(), tcp.local_addr().ok());
     session.socket_fd = Some(std::os::fd::AsRawFd::as_raw_fd(&tcp));
+    commands::auth::default_login(&shard, &mut session);
 
     let reason = match &shard.tls {
         None => {

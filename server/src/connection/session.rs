@@ -119,8 +119,8 @@ impl Session {
     }
 
     /// RESET: back to a fresh, unauthenticated RESP2 session on database 0 with the same id
-    /// and NO-EVICT off (Redis 7 `clearClientConnectionState`; every user here has a password,
-    /// so RESET deauthenticates). CLIENT REPLY goes back to ON in the connection's pipeline.
+    /// and NO-EVICT off (Redis 7 `clearClientConnectionState`; the caller logs it in as
+    /// `default` again when that user needs no password). CLIENT REPLY goes back to ON in the connection's pipeline.
     pub fn reset(&mut self) {
         self.db = 0;
         self.user = None;

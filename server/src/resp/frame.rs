@@ -61,6 +61,17 @@ pub enum Frame {
     /// RESP3 out-of-band push `>n\r\n`; RESP2 an array (as Redis does for
     /// pub/sub messages).
     Push(Vec<Frame>),
+    /// RESP3 big number `(digits\r\n`; RESP2 a bulk string of the digits (Redis
+    /// `addReplyBigNum`). Only DEBUG PROTOCOL bignum replies one.
+    BigNumber(String),
+    /// RESP3 attribute `|n\r\n` + pairs, then `reply`; RESP2 `reply` alone (Redis
+    /// `addReplyAttributeLen`). Only DEBUG PROTOCOL attrib replies one.
+    Attribute {
+        /// The attribute's key/value pairs.
+        attributes: Vec<(Frame, Frame)>,
+        /// The reply they annotate.
+        reply: Box<Frame>,
+    },
 }
 
 impl Frame {
@@ -150,6 +161,18 @@ impl Frame {
                 out.put_slice(b"\r\n");
             }
             Frame::Verbatim { text, .. } => bulk(out, text),
+            Frame::BigNumber(digits) if resp3 => line(out, b'(', digits.as_bytes()),
+            Frame::BigNumber(digits) => bulk(out, digits.as_bytes()),
+            Frame::Attribute { attributes, reply } => {
+                if resp3 {
+                    header(out, b'|', attributes.len() as i64);
+                    for (k, v) in attributes {
+                        k.encode(proto, out);
+                        v.encode(proto, out);
+                    }
+                }
+                reply.encode(proto, out);
+            }
         }
     }
 

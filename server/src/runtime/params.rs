@@ -58,6 +58,11 @@ impl Param {
     }
 }
 
+/// `requirepass`: listed here so that CONFIG GET matches it and CONFIG SET accepts it, but
+/// read and set by `connection::commands::requirepass` (the users file), not through
+/// [`RuntimeConfig`].
+pub const REQUIREPASS: &str = "requirepass";
+
 /// The parameter named `name` (or aliased so), ASCII case-insensitively.
 pub fn find(name: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| {
@@ -456,6 +461,8 @@ static PARAMS: &[Param] = &[
             Ok(())
         },
     ),
+    // The value and the change live in the users file: see REQUIREPASS.
+    rw(REQUIREPASS, None, |_| String::new(), |_, _| Ok(())),
     ro("databases", |v| v.config.databases.to_string()),
     // Checked and applied by CONFIG SET itself (`commands::config`): the value in force is
     // accepted, a port in use is refused with Redis's text, any other needs a restart.

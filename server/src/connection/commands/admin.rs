@@ -1,64 +1,8 @@
-//! DEBUG: commands that can block a shard on purpose, served only with
-//! `--enable-debug-command` (Redis 7's `enable-debug-command`); SHUTDOWN.
-
-use std::time::Duration;
+//! SHUTDOWN.
 
 use bytes::Bytes;
 
-use crate::cmd::longdouble::{self, Ld};
 use crate::resp::Frame;
-use crate::shard::Shard;
-
-/// Longest `DEBUG SLEEP`, in seconds: a typo must not hang a shard for hours.
-pub const MAX_DEBUG_SLEEP_SECONDS: f64 = 60.0;
-
-/// `DEBUG SLEEP <seconds>` blocks this shard's reactor for that long (no yield: a deliberate
-/// stall, for testing the stall detector). Errors as Redis when the option is off. The
-/// seconds are parsed over the whole argument as INCRBYFLOAT's increment is (Redis 7
-/// `string2ld`: hex and exponents allowed, NUL, spaces, NaN and infinities refused); a
-/// negative or invalid value is `ERR value is not a valid float` where Redis's `strtod`
-/// would sleep 0 s.
-pub fn debug(shard: &Shard, args: &[Bytes]) -> Frame {
-    if !shard.shared.config.enable_debug_command {
-        return Frame::error(
-            "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"no\", \
-             you can enable it by restarting the server with --enable-debug-command.",
-        );
-    }
-    let sub = args[1].to_ascii_uppercase();
-    match (sub.as_slice(), args.len()) {
-        (b"SLEEP", 3) => {
-            let seconds = match longdouble::parse(&args[2]) {
-                Some(Ld::Finite(s)) => Some(s.to_f64()).filter(|s| *s >= 0.0),
-                Some(Ld::Inf) | None => None,
-            };
-            match seconds {
-                None => Frame::error("ERR value is not a valid float"),
-                Some(s) if s > MAX_DEBUG_SLEEP_SECONDS => Frame::error(format!(
-                    "ERR DEBUG SLEEP is limited to {MAX_DEBUG_SLEEP_SECONDS} seconds"
-                )),
-                Some(s) => {
-                    std::thread::sleep(Duration::from_secs_f64(s));
-                    Frame::ok()
-                }
-            }
-        }
-        (b"HELP", _) => Frame::Array(
-            [
-                "DEBUG <subcommand> [<arg> ...]. Subcommands are:",
-                "SLEEP <seconds>",
-                "    Block the shard for <seconds> (a reactor stall).",
-            ]
-            .iter()
-            .map(|s| Frame::Simple((*s).into()))
-            .collect(),
-        ),
-        _ => Frame::error(format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
-            String::from_utf8_lossy(&args[1])
-        )),
-    }
-}
 
 /// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]` (Redis 7.0): stops the server the way
 /// SIGTERM does (every shard flushes and fdatasyncs its log, connections get their in-flight

@@ -34,7 +34,11 @@ impl LoginClose {
     /// Queues the reply (if any) and tells the connection to close after writing it.
     pub fn finish(self, shard: &Shard, session: &Session, pipeline: &mut Pipeline) -> Flow {
         if let Some(reply) = self.reply {
-            shard.metrics.command_error("command");
+            if let Frame::Error(text) = &reply {
+                shard
+                    .metrics
+                    .command_error(shardline_metrics::labels::error_kind::of_reply(text));
+            }
             pipeline.ready(session.protocol, reply);
         }
         Flow::Close(self.reason)
@@ -49,6 +53,18 @@ enum Login {
     Failed(String),
 }
 
+/// Redis's reply to a one-argument AUTH while the default user needs no password.
+const NO_DEFAULT_PASSWORD: &str = "ERR AUTH <password> called without any password configured \
+     for the default user. Are you sure your configuration is correct?";
+
+/// Logs a new (or RESET) connection in as `default` when the users file says
+/// `default:nopass` (Redis `clientSetDefaultAuth`); otherwise it stays unauthenticated.
+pub fn default_login(shard: &Shard, session: &mut Session) {
+    if shard.shared.users.load().default_nopass() {
+        session.user = Some(shardline_auth::DEFAULT_USER.to_string());
+    }
+}
+
 /// `AUTH password` (user `default`) or `AUTH username password`. A failed AUTH keeps the
 /// connection's previous identity. `Err` closes the connection: shed by the login queue,
 /// gone before its hash, or at its `--max-auth-failures`th wrong password. `client` is the
@@ -60,6 +76,9 @@ pub async fn auth(
     client: &mut dyn ProbeRecord,
 ) -> Result<Frame, LoginClose> {
     let (user, password) = match args.len() {
+        2 if shard.shared.users.load().default_nopass() => {
+            return Ok(Frame::error(NO_DEFAULT_PASSWORD))
+        }
         2 => (Bytes::from_static(b"default"), args[1].clone()),
         3 => (args[1].clone(), args[2].clone()),
         _ => return Ok(Frame::error("ERR syntax error")),
@@ -241,6 +260,13 @@ async fn login(
     password: Bytes,
     client: &mut dyn ProbeRecord,
 ) -> Result<Login, LoginClose> {
+    if user.as_ref() == shardline_auth::DEFAULT_USER.as_bytes()
+        && shard.shared.users.load().default_nopass()
+    {
+        // Redis's nopass user takes any password: nothing to hash.
+        shard.metrics.login(login_result::ACCEPTED);
+        return Ok(Login::Accepted);
+    }
     let waited = Instant::now();
     let mut permit = admit(shard).await?;
     shard.metrics.login_wait(waited.elapsed());

@@ -75,9 +75,14 @@ fn get(shard: &Shard, patterns: &[Bytes]) -> Frame {
     for param in params::all() {
         for name in std::iter::once(param.name).chain(param.alias) {
             if matches(name) {
+                let value = if param.name == params::REQUIREPASS {
+                    super::requirepass::get(shard)
+                } else {
+                    Bytes::from(param.value(&view))
+                };
                 pairs.push((
                     Frame::Bulk(Bytes::from_static(name.as_bytes())),
-                    Frame::Bulk(Bytes::from(param.value(&view))),
+                    Frame::Bulk(value),
                 ));
             }
         }
@@ -86,9 +91,11 @@ fn get(shard: &Shard, patterns: &[Bytes]) -> Frame {
 }
 
 /// Parses every pair into a copy of the configuration (Redis's errors), then installs it on
-/// every shard.
+/// every shard. `requirepass` is applied last, to the users file
+/// ([`super::requirepass::set`]).
 async fn set(shard: &Shard, pairs: &[Bytes]) -> Frame {
     let mut found = Vec::with_capacity(pairs.len() / 2);
+    let mut requirepass = None;
     for pair in pairs.chunks(2) {
         let name = String::from_utf8_lossy(&pair[0]);
         let Some(param) = params::find(&name) else {
@@ -105,6 +112,9 @@ async fn set(shard: &Shard, pairs: &[Bytes]) -> Frame {
         if !param.is_mutable() {
             return failed(&name, "can't set immutable config");
         }
+        if param.name == params::REQUIREPASS {
+            requirepass = Some((name.clone(), &pair[1]));
+        }
         found.push((param, name, String::from_utf8_lossy(&pair[1])));
     }
     let mut next: RuntimeConfig = shard.runtime.borrow().clone();
@@ -119,6 +129,13 @@ async fn set(shard: &Shard, pairs: &[Bytes]) -> Frame {
             if let Err(reason) = check_port(shard, param, value) {
                 return failed(name, &reason);
             }
+        }
+    }
+    // Last, once every other value parsed: the only part that can fail after changing
+    // something (the users file).
+    if let Some((name, password)) = requirepass {
+        if let Err(reason) = super::requirepass::set(shard, password).await {
+            return failed(&name, &reason);
         }
     }
     shard

@@ -2,7 +2,7 @@
 //! command family.
 
 mod admin;
-mod auth;
+pub mod auth;
 pub mod blocking;
 mod client;
 mod client_admin;
@@ -11,12 +11,14 @@ mod composed;
 mod composed_keys;
 mod config;
 mod cross_shard;
+mod debug;
 mod info;
 mod info_figures;
 mod keyspace_wide;
 mod object;
 mod persistence;
 pub mod pubsub;
+mod requirepass;
 mod scripting;
 mod slowlog;
 mod subcommands;
@@ -69,6 +71,7 @@ pub async fn execute(
             session.watched.clear().await;
             pubsub::leave_all(shard, session);
             session.reset();
+            auth::default_login(shard, session);
             pipeline.set_reply_mode(super::pipeline::ReplyMode::On);
             Frame::Simple("RESET".into())
         }
@@ -91,7 +94,12 @@ pub async fn execute(
         "object" => object::object(shard, session.db, &args).await,
         "memory" => object::memory(shard, session.db, &args).await,
         "slowlog" => slowlog::slowlog(shard, &args).await,
-        "debug" => admin::debug(shard, &args),
+        "debug" => {
+            if let Some(push) = debug::push_before(shard, session.protocol, &args) {
+                pipeline.ready(session.protocol, push);
+            }
+            debug::debug(shard, session.protocol, &args)
+        }
         "rename" | "renamenx" | "copy" | "msetnx" | "lcs" => {
             cross_shard::execute(shard, session.db, session.txn_scope, spec.name, args).await
         }
@@ -116,8 +124,10 @@ pub async fn execute(
         "script" => scripting::script(&args),
         other => Frame::error(format!("ERR unknown command '{other}'")),
     };
-    if matches!(reply, Frame::Error(_)) {
-        shard.metrics.command_error("command");
+    if let Frame::Error(text) = &reply {
+        shard
+            .metrics
+            .command_error(shardline_metrics::labels::error_kind::of_reply(text));
     }
     pipeline.ready(session.protocol, reply);
     Flow::Continue
