@@ -17,6 +17,7 @@ mod output_limit;
 mod peer;
 mod pipeline;
 mod plaintext;
+pub mod query_buffer;
 mod request_loop;
 mod session;
 mod silent;
