@@ -39,7 +39,7 @@ pub fn before_command(
             runtime.maxmemory_samples,
         )
     };
-    if limit == 0 || make_room(shard, dbs, selected, limit, policy, samples, now_ms) {
+    if limit == 0 || make_room(shard, dbs, Some(selected), limit, policy, samples, now_ms) {
         return None;
     }
     let denyoom = args
@@ -49,6 +49,31 @@ pub fn before_command(
     denyoom.then(|| Frame::error(OOM))
 }
 
+/// Redis's `performEvictions` outside a command (CONFIG SET `maxmemory`, a command queued
+/// inside MULTI, EXEC of a transaction holding a `denyoom` command): evicts under the policy
+/// until the shard is within its share of `maxmemory`, logs the evictions and publishes their
+/// `evicted` events. Returns `true` when the shard stays over its share (Redis's
+/// `EVICT_FAIL`); always `false` without a limit.
+pub fn out_of_memory(shard: &Shard, now_ms: u64) -> bool {
+    let (limit, policy, samples) = {
+        let runtime = shard.runtime.borrow();
+        (
+            runtime.shard_maxmemory(shard.nr_shards),
+            runtime.maxmemory_policy,
+            runtime.maxmemory_samples,
+        )
+    };
+    if limit == 0 {
+        return false;
+    }
+    let mut dbs = shard.dbs.borrow_mut();
+    let within = make_room(shard, &mut dbs, None, limit, policy, samples, now_ms);
+    if dbs.first().is_some_and(Db::notifies) {
+        crate::notify::publish::after_command(shard, &mut dbs, 0);
+    }
+    !within
+}
+
 /// Estimated dataset bytes of the shard: every database's keys and values, plus
 /// [`DB_OVERHEAD`] per database.
 pub fn used_bytes(dbs: &[Db]) -> u64 {
@@ -56,11 +81,12 @@ pub fn used_bytes(dbs: &[Db]) -> u64 {
 }
 
 /// Evicts until the shard is within `limit` bytes; `false` when it cannot be (noeviction, or
-/// no key the policy may evict is left).
+/// no key the policy may evict is left). The evictions of database `selected` are left for
+/// the command about to run there to log; those of every other database are logged here.
 fn make_room(
     shard: &Shard,
     dbs: &mut [Db],
-    selected: usize,
+    selected: Option<usize>,
     limit: u64,
     policy: EvictionPolicy,
     samples: usize,
@@ -101,7 +127,7 @@ fn make_room(
             .set(shard.info.evicted_keys.get() + 1);
         shard.metrics.key_evicted();
         // The command's own database is logged with the command (its removals first).
-        if index != selected {
+        if Some(index) != selected {
             if let Some(aof) = &shard.aof {
                 aof.log_expired(index, &mut dbs[index]);
             }

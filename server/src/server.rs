@@ -476,6 +476,10 @@ async fn maintenance_loop(shard: Rc<Shard>) {
         {
             continue;
         }
+        // Nor while CLIENT PAUSE is in force (Redis skips its active expire cycle then).
+        if shard.info.pause.is_set() && shard.info.pause.current().is_some() {
+            continue;
+        }
         // Bounded work per step; continue while a step fills its budget and the quota allows.
         let databases = shard.dbs.borrow().len();
         for index in 0..databases {

@@ -251,6 +251,7 @@ impl Shard {
         if db >= dbs.len() {
             return (Frame::error(crate::cmd::databases::OUT_OF_RANGE), None);
         }
+        self.sync_expiry_pause(&mut dbs);
         let now_ms = self.clock.unix_ms(started);
         let evicted_before = self.info.evicted_keys.get();
         if let Some(oom) = crate::eviction::before_command(self, &mut dbs, db, args, now_ms) {
@@ -314,6 +315,15 @@ impl Shard {
         .unwrap_or(u64::MAX);
         self.slowlog
             .record(args, micros, slower_than, max_len, client);
+    }
+
+    /// Tells the databases whether a CLIENT PAUSE is in force ([`Db::pause_expiry`]): read
+    /// only while a pause is set, and written only when that changed.
+    fn sync_expiry_pause(&self, dbs: &mut [Db]) {
+        let paused = self.info.pause.is_set() && self.info.pause.current().is_some();
+        if dbs.first().is_some_and(|db| db.expiry_paused() != paused) {
+            dbs.iter_mut().for_each(|db| db.pause_expiry(paused));
+        }
     }
 
     /// As [`Shard::execute_local`], for a step of a command composed of steps on several

@@ -391,3 +391,47 @@ fn slowlog_reads_as_one_redis_log() {
     let slept = logged_commands(&c.request(&[b"SLOWLOG", b"GET"]));
     assert_eq!(slept, [("DEBUG SLEEP 0.2".to_string(), "me".to_string())]);
 }
+
+#[test]
+fn restore_idletime_and_freq_set_the_access_clock_of_the_policy_in_force() {
+    let server = Server::start(&["--tls", "off", "--smp", "2", "--appendonly", "no"]);
+    let mut client = common::login_plain(&server);
+    client.roundtrip(&[b"SET", b"foo", b"bar"], b"+OK\r\n");
+    let payload = client.request(&[b"DUMP", b"foo"]);
+    let header_end = payload
+        .iter()
+        .position(|&b| b == b'\n')
+        .expect("bulk header")
+        + 1;
+    let payload = payload[header_end..payload.len() - 2].to_vec();
+    let restore = |client: &mut common::RawClient, option: &[u8], value: &[u8]| {
+        client.roundtrip(&[b"DEL", b"foo"], b":1\r\n");
+        client.roundtrip(
+            &[b"RESTORE", b"foo", b"0", &payload, option, value],
+            b"+OK\r\n",
+        );
+    };
+    // LRU (the default policy): IDLETIME in seconds; FREQ is ignored.
+    restore(&mut client, b"IDLETIME", b"1000");
+    let idle = common::int_reply(&client.request(&[b"OBJECT", b"IDLETIME", b"foo"]));
+    assert!((1000..=1010).contains(&idle), "idle {idle}");
+    client.roundtrip(&[b"GET", b"foo"], b"$3\r\nbar\r\n");
+    restore(&mut client, b"FREQ", b"100");
+    let idle = common::int_reply(&client.request(&[b"OBJECT", b"IDLETIME", b"foo"]));
+    assert!(idle < 10, "idle {idle}");
+    client.roundtrip(
+        &[b"OBJECT", b"FREQ", b"foo"],
+        b"-ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please \
+          note that when switching between policies at runtime LRU and LFU data will take some \
+          time to adjust.\r\n",
+    );
+    // LFU: FREQ sets the counter; IDLETIME is ignored.
+    client.roundtrip(
+        &[b"CONFIG", b"SET", b"maxmemory-policy", b"allkeys-lfu"],
+        b"+OK\r\n",
+    );
+    restore(&mut client, b"FREQ", b"100");
+    client.roundtrip(&[b"OBJECT", b"FREQ", b"foo"], b":100\r\n");
+    restore(&mut client, b"IDLETIME", b"1000");
+    client.roundtrip(&[b"OBJECT", b"FREQ", b"foo"], b":5\r\n");
+}

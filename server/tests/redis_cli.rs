@@ -25,7 +25,14 @@ fn redis_cli_commands_return_exact_replies(provider: &str) {
     // No Lua: FUNCTION FLUSH has nothing to delete; the rest is refused by name.
     assert_eq!(cli(&["FUNCTION", "FLUSH"]), "OK");
     assert_eq!(cli(&["FUNCTION", "flush", "async"]), "OK");
-    assert_eq!(cli(&["FUNCTION", "FLUSH", "later"]), "ERR syntax error");
+    assert_eq!(
+        cli(&["FUNCTION", "FLUSH", "later"]),
+        "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
+    );
+    assert_eq!(
+        cli(&["FUNCTION", "FLUSH", "sync", "x"]),
+        "ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP."
+    );
     assert_eq!(
         cli(&["FUNCTION", "list"]),
         "ERR FUNCTION LIST is not supported: shardline runs no scripts or functions (only \

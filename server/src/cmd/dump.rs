@@ -24,7 +24,9 @@ pub fn dump(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
 ///
 /// `ttl` is in ms, relative (0 = none) or, with ABSTTL, a unix-ms deadline; a deadline not
 /// in the future stores nothing (and REPLACE still deletes the old key), as Redis does.
-/// IDLETIME and FREQ are checked and accepted; shardline keeps no access clock for them.
+/// IDLETIME (seconds) sets the key's idle time under an LRU policy (or none), FREQ (0–255)
+/// its access counter under an LFU policy; the option the policy does not use is ignored,
+/// as in Redis.
 ///
 /// Errors, in Redis 7.0's order: `ERR syntax error`, `ERR Invalid IDLETIME value, must be >=
 /// 0`, `ERR Invalid FREQ value, must be >= 0 and <= 255`, `BUSYKEY …`, `ERR Invalid TTL value,
@@ -90,6 +92,8 @@ pub fn restore(db: &mut Db, args: &[Bytes], now: u64) -> Frame {
     if let Some(at) = deadline {
         db.set_deadline(key, at);
     }
+    let freq = freq.and_then(|f| u8::try_from(f).ok());
+    db.set_access(key, idle.map(i64::unsigned_abs), freq, now);
     db.notify(flags::GENERIC, "restore", key);
     Frame::ok()
 }

@@ -16,6 +16,7 @@ use crate::clock::CommandInstant;
 use crate::cmd::table::{self, CommandSpec, KeyRouting};
 use crate::cmd::{fanout, reply};
 use crate::forward::{ShardJob, TxnId};
+use crate::introspection::pause;
 use crate::resp::{Frame, Protocol};
 use crate::shard::{admission, Shard};
 use crate::slowlog::ClientTag;
@@ -85,7 +86,19 @@ pub async fn dispatch(
             return Flow::Continue;
         }
     }
-    let protocol = session.protocol;
+    if session.transaction.is_some()
+        && transaction::refused_when_out_of_memory(spec.name)
+        && transaction::out_of_memory(shard, std::slice::from_ref(args)).await
+    {
+        // Redis 7 `processCommand`: refused, and EXEC will abort.
+        if let Some(txn) = &mut session.transaction {
+            txn.aborted = true;
+        }
+        shard.metrics.command_error("command");
+        pipeline.ready(session.protocol, Frame::error(crate::eviction::OOM));
+        return Flow::Continue;
+    }
+    let (protocol, scope) = (session.protocol, session.txn_scope);
     if let Some(txn) = &mut session.transaction {
         if spec.has_flag("no_multi") && !transaction::runs_inside_multi(spec.name) {
             // Redis 7 `processCommand`: refused, and EXEC will abort.
@@ -97,6 +110,12 @@ pub async fn dispatch(
             );
             return Flow::Continue;
         }
+    }
+    // Commands inside an EXEC already passed the pause with it.
+    if shard.info.pause.is_set() && scope.is_none() {
+        wait_while_paused(shard, session, args, pipeline).await;
+    }
+    if let Some(txn) = &mut session.transaction {
         if !transaction::runs_inside_multi(spec.name) {
             txn.queued.push(std::mem::take(args));
             pipeline.ready(protocol, Frame::Simple("QUEUED".into()));
@@ -237,6 +256,30 @@ async fn route(
             pipeline.ready(protocol, reply);
             Flow::Continue
         }
+    }
+}
+
+/// CLIENT PAUSE (Redis 7 `processCommand`, after every refusal so that a refused command is
+/// answered at once): waits while the pause holds this command back (WRITE: a command that
+/// may write, or EXEC of a transaction holding one), counted in INFO `blocked_clients`.
+async fn wait_while_paused(
+    shard: &Rc<Shard>,
+    session: &Session,
+    args: &[Bytes],
+    pipeline: &mut Pipeline,
+) {
+    let queued = session.transaction.as_ref().map(|t| &t.queued[..]);
+    let shared = &shard.shared;
+    let waited = shard
+        .info
+        .pause
+        .wait(
+            || pause::may_write(args, queued),
+            || shared.shutdown.is_requested(),
+        )
+        .await;
+    if waited {
+        pipeline.restart_command_clock();
     }
 }
 

@@ -18,6 +18,7 @@ mod peer;
 mod pipeline;
 mod plaintext;
 mod probe;
+pub mod query_buffer;
 mod request_loop;
 mod session;
 mod silent;

@@ -167,6 +167,13 @@ impl Pipeline {
         }
     }
 
+    /// The current command's time starts now (after it waited for CLIENT PAUSE to end).
+    pub fn restart_command_clock(&mut self) {
+        if let Some(call) = &mut self.current {
+            call.started = CommandInstant::now();
+        }
+    }
+
     /// The next command reads the clock to start its time (call before the connection may
     /// wait: for more requests, for the socket, or for its turn on the shard).
     pub fn restart_clock(&mut self) {

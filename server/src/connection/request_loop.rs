@@ -20,7 +20,6 @@ use super::{CloseReason, UNAUTHENTICATED_LIMITS};
 use crate::blocking::slots::Wakeup;
 use crate::blocking::BlockedWait;
 use crate::introspection::clients::ClientHandle;
-use crate::introspection::pause;
 use crate::resp::{Frame, RequestLimits, RequestParser};
 use crate::shard::Shard;
 
@@ -290,7 +289,13 @@ impl<S: AsyncRead + AsyncWrite + ProbeRecord + Unpin> Connection<'_, S> {
                     let info = &self.shard.info;
                     info.net_input_bytes
                         .set(info.net_input_bytes.get() + n as u64);
+                    let before = self.input.len();
                     self.input.extend_from_slice(&chunk[..n]);
+                    self.session.query_buffer.read(
+                        before,
+                        self.input.len(),
+                        self.session.last_interaction,
+                    );
                     if self.input.len() > self.shard.shared.config.client_query_buffer_limit {
                         return self
                             .fail(
@@ -328,19 +333,6 @@ impl<S: AsyncRead + AsyncWrite + ProbeRecord + Unpin> Connection<'_, S> {
                 Ok(true) => {
                     self.session.output_buffer_bytes = self.pipeline.out.len();
                     self.session.query_buffer_bytes = buffered;
-                    if self.shard.info.pause.is_set() {
-                        self.pipeline.restart_clock();
-                        let queued = self.session.transaction.as_ref().map(|t| &t.queued[..]);
-                        let shared = &self.shard.shared;
-                        self.shard
-                            .info
-                            .pause
-                            .wait(
-                                || pause::may_write(&args, queued),
-                                || shared.shutdown.is_requested(),
-                            )
-                            .await;
-                    }
                     self.pipeline.start_request();
                     let flow = dispatch::dispatch(
                         self.shard,
@@ -366,6 +358,12 @@ impl<S: AsyncRead + AsyncWrite + ProbeRecord + Unpin> Connection<'_, S> {
                 Ok(false) => {
                     self.args = args;
                     self.pipeline.restart_clock();
+                    // CLIENT LIST's `qbuf` of a connection waiting for input: what is left
+                    // unparsed (Redis trims what it executed).
+                    if self.session.query_buffer_bytes != self.input.len() {
+                        self.session.query_buffer_bytes = self.input.len();
+                        self.sync_client();
+                    }
                     break;
                 }
                 Err(err) => {

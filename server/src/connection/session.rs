@@ -47,6 +47,8 @@ pub struct Session {
     /// Received request bytes not yet executed, in bytes (CLIENT INFO `qbuf`), as of the
     /// current command.
     pub query_buffer_bytes: usize,
+    /// The query buffer's allocation as Redis would hold it (CLIENT INFO `qbuf-free`).
+    pub query_buffer: super::query_buffer::QueryBufferSize,
     /// The raw TCP socket, only to ask whether the client has gone
     /// ([`super::peer::peer_closed`]); valid while the connection is served.
     pub socket_fd: Option<RawFd>,
@@ -88,6 +90,7 @@ impl Session {
             transaction: None,
             output_buffer_bytes: 0,
             query_buffer_bytes: 0,
+            query_buffer: Default::default(),
             socket_fd: None,
             auth_failures: 0,
             watched: WatchedKeys::default(),

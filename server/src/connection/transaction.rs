@@ -77,6 +77,14 @@ pub async fn execute(
                 session.watched.clear().await;
                 Frame::error("EXECABORT Transaction discarded because of previous errors.")
             }
+            Some(txn) if holds_denyoom(&txn.queued) && out_of_memory(shard, &txn.queued).await => {
+                // Redis's `rejectCommand` of EXEC: the transaction is discarded.
+                session.watched.clear().await;
+                Frame::error(format!(
+                    "EXECABORT Transaction discarded because of: {}",
+                    crate::eviction::OOM
+                ))
+            }
             Some(txn) => return exec(shard, session, txn.queued, pipeline, client).await,
         },
         "watch" if session.transaction.is_some() => {
@@ -162,6 +170,53 @@ async fn exec(
     session.txn_scope = None;
     gates.release().await;
     flow
+}
+
+/// Whether `name` is refused with `-OOM` inside MULTI while memory is over `maxmemory`
+/// (Redis 7 `processCommand`: every command but EXEC, DISCARD, QUIT and RESET, since queueing
+/// uses memory too).
+pub fn refused_when_out_of_memory(name: &str) -> bool {
+    !matches!(name, "exec" | "discard" | "quit" | "reset")
+}
+
+/// Whether a queued command is flagged `denyoom` (Redis's `mstate.cmd_flags`): EXEC is then
+/// refused while memory is over `maxmemory`.
+fn holds_denyoom(queued: &[Vec<Bytes>]) -> bool {
+    queued.iter().any(|args| {
+        args.first()
+            .and_then(|name| table::lookup(name))
+            .is_some_and(|spec| spec.has_flag("denyoom"))
+    })
+}
+
+/// Redis's `performEvictions() == EVICT_FAIL` for commands `commands` of a transaction: with
+/// a `maxmemory` limit, each shard they touch (every shard for a keyspace-wide command) and
+/// this connection's shard, which holds the queue, evicts under the policy; `true` when one
+/// of them stays over its share. Always `false` (and no hop) without a limit.
+pub async fn out_of_memory(shard: &Rc<Shard>, commands: &[Vec<Bytes>]) -> bool {
+    if shard.runtime.borrow().maxmemory == 0 {
+        return false;
+    }
+    let mut shards: Vec<usize> = match involved_shards(shard, commands) {
+        Some(owners) => owners.into_iter().chain([shard.id]).collect(),
+        None => (0..shard.nr_shards).collect(),
+    };
+    shards.sort_unstable();
+    shards.dedup();
+    for owner in shards {
+        let job: ShardJob = Box::new(|s: &Shard| {
+            let now_ms = s.clock.unix_ms(crate::clock::CommandInstant::now());
+            if crate::eviction::out_of_memory(s, now_ms) {
+                Frame::error(crate::eviction::OOM)
+            } else {
+                Frame::ok()
+            }
+        });
+        if matches!(shard.run_on_in(owner, None, job).await, Frame::Error(_)) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The owner shards of the keys of `queued` (with repeats), or `None` when a command touches

@@ -12,6 +12,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use futures_channel::oneshot;
 
+use crate::connection::query_buffer::QueryBufferSize;
 use crate::connection::Session;
 use crate::resp::Protocol;
 
@@ -36,8 +37,10 @@ pub struct ClientState {
     pub db: usize,
     /// Commands queued in MULTI, -1 outside a transaction.
     pub multi: i64,
-    /// Unparsed request bytes, as of the last command.
+    /// Unparsed request bytes, as of the last command (or of the last read that left them).
     pub qbuf: usize,
+    /// The query buffer's modelled allocation (`qbuf-free`).
+    pub qbuf_size: QueryBufferSize,
     /// Unwritten reply bytes, as of the last command.
     pub omem: usize,
     /// The last command, `None` before the first.
@@ -66,6 +69,7 @@ impl ClientState {
             db: session.db,
             multi: multi(session),
             qbuf: session.query_buffer_bytes,
+            qbuf_size: session.query_buffer,
             omem: session.output_buffer_bytes,
             cmd,
             resp: resp(session.protocol),
@@ -128,6 +132,7 @@ impl ClientHandle {
         st.db = session.db;
         st.multi = multi(session);
         st.qbuf = session.query_buffer_bytes;
+        st.qbuf_size = session.query_buffer;
         st.omem = session.output_buffer_bytes;
         st.resp = resp(session.protocol);
         st.no_evict = session.no_evict;
@@ -199,8 +204,9 @@ pub fn session_line(session: &Session, cmd: CommandName) -> String {
 }
 
 /// Redis 7.0's `catClientInfoString` field order, plus `shard=` (the serving shard) last;
-/// `qbuf-free`, `argv-mem`, `rbs`, `rbp`, `multi-mem`, `obl` and `oll` have no counterpart
-/// here and read 0.
+/// `qbuf-free` is what Redis's query buffer would have free
+/// ([`crate::connection::query_buffer`]); `argv-mem`, `rbs`, `rbp`, `multi-mem`, `obl` and
+/// `oll` have no counterpart here and read 0.
 pub fn format_line(f: &ClientIdentity, st: &ClientState) -> String {
     let text = |v: &Option<Bytes>| {
         v.as_ref()
@@ -223,9 +229,11 @@ pub fn format_line(f: &ClientIdentity, st: &ClientState) -> String {
     if flags.is_empty() {
         flags.push('N');
     }
+    let idle = st.last_interaction.elapsed();
+    let qbuf_free = st.qbuf_size.allocated(st.qbuf, idle) - st.qbuf;
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={flags} db={} sub={} psub={} \
-         ssub=0 multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 \
+         ssub=0 multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 \
          omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={} shard={}",
         f.id,
         address(f.peer),
@@ -233,14 +241,15 @@ pub fn format_line(f: &ClientIdentity, st: &ClientState) -> String {
         f.fd,
         text(&st.name),
         f.created.elapsed().as_secs(),
-        st.last_interaction.elapsed().as_secs(),
+        idle.as_secs(),
         st.db,
         st.sub,
         st.psub,
         st.multi,
         st.qbuf,
+        qbuf_free,
         st.omem,
-        st.qbuf + st.omem,
+        st.qbuf + qbuf_free + st.omem,
         match st.cmd {
             None => "NULL".to_owned(),
             Some((name, None)) => name.to_owned(),

@@ -18,7 +18,7 @@ pub struct CallStats {
     pub calls: u64,
     /// Time spent executing, in µs, on the serving shard (a hop's wait excluded).
     pub usec: u64,
-    /// Refused before execution: wrong arity, `NOAUTH`, `MISCONF`, `OOM`.
+    /// Refused before execution: wrong arity, `NOAUTH`, `MISCONF`, `OOM` (also EXEC's).
     pub rejected_calls: u64,
     /// Executed and answered with an error.
     pub failed_calls: u64,
@@ -39,6 +39,8 @@ pub struct CommandStats {
 /// `rejectCommand`) rather than failed while running.
 pub fn is_rejection(message: &str) -> bool {
     message.starts_with("ERR wrong number of arguments")
+        // EXEC refused by `processCommand` (Redis's `execCommandAbort`), e.g. `-OOM`.
+        || message.starts_with("EXECABORT Transaction discarded because of: ")
         || ["NOAUTH ", "MISCONF ", "OOM ", "NOPERM "]
             .iter()
             .any(|code| message.starts_with(code))

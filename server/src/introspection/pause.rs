@@ -25,6 +25,25 @@ pub enum PauseKind {
 #[derive(Debug, Default)]
 pub struct ClientPause {
     until: Cell<Option<(Instant, PauseKind)>>,
+    /// Connections of this shard whose command a pause holds back right now.
+    waiting: Cell<usize>,
+}
+
+/// Counts one held-back connection in [`ClientPause::waiting`] while alive (also when its
+/// wait is dropped: the connection closed).
+struct Held<'a>(&'a Cell<usize>);
+
+impl<'a> Held<'a> {
+    fn new(count: &'a Cell<usize>) -> Self {
+        count.set(count.get() + 1);
+        Held(count)
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
 }
 
 /// Whether a command `args` may write, as Redis's pause WRITE sees it: write commands, and
@@ -82,16 +101,26 @@ impl ClientPause {
         self.until.get().is_some()
     }
 
+    /// Connections of this shard held back by the pause now: Redis counts them in INFO
+    /// `blocked_clients` (its `BLOCKED_POSTPONE`).
+    pub fn waiting(&self) -> usize {
+        self.waiting.get()
+    }
+
     /// Waits while a pause holds back a command for which `writes` says whether it may
-    /// write, or until `stop` (server shutdown) says to go on.
-    pub async fn wait(&self, writes: impl Fn() -> bool, stop: impl Fn() -> bool) {
+    /// write, or until `stop` (server shutdown) says to go on; counted in
+    /// [`ClientPause::waiting`] meanwhile. Returns whether it waited.
+    pub async fn wait(&self, writes: impl Fn() -> bool, stop: impl Fn() -> bool) -> bool {
+        let mut held = None;
         while let Some((until, kind)) = self.current() {
             if (kind == PauseKind::Write && !writes()) || stop() {
-                return;
+                break;
             }
+            held.get_or_insert_with(|| Held::new(&self.waiting));
             let left = until.saturating_duration_since(Instant::now());
             glommio::timer::sleep(left.min(PAUSE_POLL)).await;
         }
+        held.is_some()
     }
 }
 

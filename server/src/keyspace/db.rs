@@ -130,6 +130,9 @@ pub struct Db {
     intset_entries: IntsetEntries,
     /// Keyspace events gathered for publishing ([`Db::notify`]).
     notify: notify::Notifications,
+    /// CLIENT PAUSE in force: an expired key reads as missing but is not deleted
+    /// ([`Db::pause_expiry`]).
+    expiry_paused: bool,
 }
 
 /// The largest string a command may build, in bytes: `--proto-max-bulk-len` (Redis 7.0
@@ -187,6 +190,19 @@ impl Db {
     /// An empty keyspace.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// While `paused` (CLIENT PAUSE, WRITE or ALL, in force), expired keys read as missing
+    /// but stay until the pause ends (Redis 7.0 `expireIfNeeded` under
+    /// `checkClientPauseTimeoutAndReturnIfPaused`): no deletion, `expired` event or
+    /// `expired_keys` count. A write to such a key still replaces it.
+    pub fn pause_expiry(&mut self, paused: bool) {
+        self.expiry_paused = paused;
+    }
+
+    /// Whether expiry is paused ([`Db::pause_expiry`]).
+    pub fn expiry_paused(&self) -> bool {
+        self.expiry_paused
     }
 
     /// Number of keys, including expired keys not yet removed (as DBSIZE).
@@ -323,6 +339,13 @@ impl Db {
     /// keyspace hit or miss when the running command reads (Redis's `lookupKeyRead`).
     pub fn touch(&mut self, key: &[u8], now_ms: u64) -> bool {
         self.lookup(key, now_ms, true, self.reading).is_some()
+    }
+
+    /// Overwrites the access clock of `key` (no access counted); nothing when missing.
+    pub(super) fn set_clock(&mut self, key: &[u8], clock: u32) {
+        if let Some(e) = self.map.get_mut(key) {
+            e.clock = clock;
+        }
     }
 
     /// The access clock of a new or just accessed key under `access`.
@@ -468,7 +491,11 @@ impl Db {
     /// `LOOKUP_NOTOUCH`: TTL, TYPE, EXISTS); `read` counts a keyspace hit or miss (Redis
     /// `lookupKeyRead`).
     fn lookup(&mut self, key: &[u8], now_ms: u64, touch: bool, read: bool) -> Option<&mut Entry> {
-        if self.snapshot.is_some() && self.map.get(key).is_some_and(|e| e.is_expired(now_ms)) {
+        let expiry_paused = self.expiry_paused;
+        if self.snapshot.is_some()
+            && !expiry_paused
+            && self.map.get(key).is_some_and(|e| e.is_expired(now_ms))
+        {
             self.before_change(key);
         }
         let access = self.access;
@@ -479,6 +506,11 @@ impl Db {
             self.lfu_counted = Some(hash);
         }
         match self.map.raw_entry_mut().from_key(key) {
+            RawEntryMut::Occupied(o) if expiry_paused && o.get().is_expired(now_ms) => {
+                self.stats.misses += u64::from(read);
+                self.notify.key_miss(read, key);
+                None
+            }
             RawEntryMut::Occupied(o) if o.get().is_expired(now_ms) => {
                 let (k, e) = o.remove_entry();
                 self.watches.touch(&k);
@@ -611,8 +643,10 @@ impl Db {
         };
         if found_expired {
             // Redis's expireIfNeeded before the write: removed, counted and tracked as an
-            // expiry, then written anew.
+            // expiry, then written anew (also while a pause keeps expired keys).
+            let paused = std::mem::replace(&mut self.expiry_paused, false);
             self.lookup(key, now_ms, false, false);
+            self.expiry_paused = paused;
         }
         let clock = Self::fresh_clock(access, None, now_ms);
         let owned = Key::from_slice(key);

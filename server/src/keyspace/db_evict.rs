@@ -6,7 +6,7 @@ use bytes::Bytes;
 
 use super::{AccessClock, Db};
 use crate::keyspace::key::Key;
-use crate::keyspace::memory::{idle_ms, lfu_counter};
+use crate::keyspace::memory::{idle_ms, lfu_counter, lfu_with_counter, lru_idle};
 
 /// A sampled key and how much it deserves eviction (higher first).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +92,25 @@ impl Db {
                 })
             })
             .collect()
+    }
+
+    /// Sets the access clock of `key` as RESTORE's IDLETIME / FREQ ask (Redis
+    /// `objectSetLRUOrLFU`): under an LFU policy to `freq` (the counter, 0–255) when given,
+    /// otherwise to an access `idle_seconds` ago when given; the other option is ignored.
+    /// Nothing when `key` is missing.
+    pub fn set_access(
+        &mut self,
+        key: &[u8],
+        idle_seconds: Option<u64>,
+        freq: Option<u8>,
+        now_ms: u64,
+    ) {
+        let clock = match (self.access_clock(), idle_seconds, freq) {
+            (AccessClock::Lfu { .. }, _, Some(freq)) => lfu_with_counter(now_ms, freq),
+            (AccessClock::Lru, Some(idle), _) => lru_idle(now_ms, idle),
+            _ => return,
+        };
+        self.set_clock(key, clock);
     }
 
     /// Deletes `key` to free memory (an eviction): the append-only log, when it tracks this

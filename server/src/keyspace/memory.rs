@@ -84,13 +84,26 @@ pub fn idle_seconds(clock: u32, now_ms: u64) -> u64 {
     idle_ms(clock, now_ms) / 1000
 }
 
+/// The LRU access clock of a key last accessed `idle_seconds` before `now_ms` (RESTORE …
+/// IDLETIME, Redis `objectSetLRUOrLFU`); the clock wraps like [`lru_clock`].
+pub fn lru_idle(now_ms: u64, idle_seconds: u64) -> u32 {
+    let idle_units = idle_seconds.saturating_mul(1000 / LRU_RESOLUTION_MS);
+    lru_clock(now_ms).wrapping_sub(idle_units as u32)
+}
+
+/// The LFU clock at `now_ms` with access counter `counter` (RESTORE … FREQ, Redis
+/// `objectSetLRUOrLFU`).
+pub fn lfu_with_counter(now_ms: u64, counter: u8) -> u32 {
+    (u32::from(lfu_minutes(now_ms)) << 8) | u32::from(counter)
+}
+
 fn lfu_minutes(now_ms: u64) -> u16 {
     (now_ms / 60_000) as u16
 }
 
 /// A new key's LFU clock at `now_ms`.
 pub fn lfu_new(now_ms: u64) -> u32 {
-    (u32::from(lfu_minutes(now_ms)) << 8) | u32::from(LFU_INIT_VAL)
+    lfu_with_counter(now_ms, LFU_INIT_VAL)
 }
 
 /// The LFU counter of `clock` after its decay (Redis `LFUDecrAndReturn`): one less per

@@ -138,11 +138,18 @@ async fn set(shard: &Shard, pairs: &[Bytes]) -> Frame {
             return failed(&name, &reason);
         }
     }
+    // Redis's `updateMaxmemory`: a new nonzero limit evicts at once (and publishes the
+    // `evicted` events) instead of waiting for the next command.
+    let evict = next.maxmemory != 0 && next.maxmemory != shard.runtime.borrow().maxmemory;
     shard
         .run_on_all(|| {
             let next = next.clone();
             Box::new(move |s: &Shard| {
                 crate::runtime::apply(s, next);
+                if evict {
+                    let now_ms = s.clock.unix_ms(crate::clock::CommandInstant::now());
+                    crate::eviction::out_of_memory(s, now_ms);
+                }
                 Frame::ok()
             })
         })

@@ -120,7 +120,8 @@ fn own_figures(s: &Shard) -> ShardFigures {
         thread_cpu_user_us: thread.user.as_micros() as i64,
         error_replies: info.calls.error_replies() as i64,
         evicted_keys: info.evicted_keys.get() as i64,
-        blocked_clients: s.blocking.blocked_clients() as i64,
+        // Connections held back by CLIENT PAUSE count too, as in Redis.
+        blocked_clients: (s.blocking.blocked_clients() + info.pause.waiting()) as i64,
         rewrite_running_s: aof.map_or(-1, |a| {
             a.rewrite
                 .started

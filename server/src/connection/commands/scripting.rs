@@ -7,9 +7,10 @@ use bytes::Bytes;
 
 use crate::resp::Frame;
 
-/// `FUNCTION <subcommand> …` (Redis 7.0 `functionFlushCommand` for FLUSH). Errors: a FLUSH
-/// mode other than ASYNC/SYNC is `ERR syntax error`, more than one argument after FLUSH is
-/// Redis's arity error; any other subcommand is not supported.
+/// `FUNCTION <subcommand> …` (Redis 7.0 `functionFlushCommand` for FLUSH). Errors, as
+/// Redis's: a FLUSH mode other than ASYNC/SYNC is `ERR FUNCTION FLUSH only supports
+/// SYNC|ASYNC option`, more than one argument after FLUSH is the subcommand syntax error;
+/// any other subcommand is not supported.
 pub fn function(args: &[Bytes]) -> Frame {
     let sub = args[1].to_ascii_uppercase();
     if sub == b"FLUSH" {
@@ -18,8 +19,11 @@ pub fn function(args: &[Bytes]) -> Frame {
             [mode] if mode.eq_ignore_ascii_case(b"ASYNC") || mode.eq_ignore_ascii_case(b"SYNC") => {
                 Frame::ok()
             }
-            [_] => Frame::error("ERR syntax error"),
-            _ => Frame::error("ERR wrong number of arguments for 'function|flush' command"),
+            [_] => Frame::error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option"),
+            _ => Frame::error(
+                "ERR unknown subcommand or wrong number of arguments for 'flush'. Try \
+                 FUNCTION HELP.",
+            ),
         };
     }
     not_supported("FUNCTION", &args[1])
