@@ -104,7 +104,7 @@ pub fn maybe_start(shard: &Rc<Shard>) {
             aof.current_size(),
             aof.rewrite.base_for_growth.get(),
             config.auto_aof_rewrite_percentage,
-            config.auto_aof_rewrite_min_size,
+            shard.runtime.borrow().auto_aof_rewrite_min_size,
         );
     if due {
         let task = shard.spawn_maintenance("aof-rewrite", rewrite(shard.clone()));
