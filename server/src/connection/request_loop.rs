@@ -296,7 +296,8 @@ impl<S: AsyncRead + AsyncWrite + ProbeRecord + Unpin> Connection<'_, S> {
                         self.input.len(),
                         self.session.last_interaction,
                     );
-                    if self.input.len() > self.shard.shared.config.client_query_buffer_limit {
+                    let limit = self.shard.runtime.borrow().client_query_buffer_limit;
+                    if self.input.len() > limit {
                         return self
                             .fail(
                                 "ERR Protocol error: query buffer limit exceeded \
@@ -319,6 +320,8 @@ impl<S: AsyncRead + AsyncWrite + ProbeRecord + Unpin> Connection<'_, S> {
     /// Parses and dispatches every complete request in the input buffer, then waits for the
     /// replies other shards owe. Unwritten replies are handed to the socket along the way.
     async fn execute_buffered(&mut self) -> Result<(), CloseReason> {
+        // `proto-max-bulk-len` as CONFIG SET last left it.
+        self.authenticated_limits.max_bulk_bytes = self.shard.runtime.borrow().proto_max_bulk_len;
         loop {
             let limits = if self.session.is_authenticated() {
                 &self.authenticated_limits

@@ -6,6 +6,7 @@
 //! [`params`] maps Redis's parameter names (and aliases) onto it for CONFIG GET and SET.
 
 pub mod params;
+pub mod save_points;
 
 use clap::ValueEnum;
 
@@ -156,6 +157,16 @@ pub struct RuntimeConfig {
     /// `notify-keyspace-events`: the classes of keyspace events published
     /// ([`crate::notify::flags`]); 0 = none.
     pub notify_keyspace_events: u16,
+    /// `client-query-buffer-limit`, bytes (`--client-query-buffer-limit`): unparsed input one
+    /// client may buffer.
+    pub client_query_buffer_limit: usize,
+    /// `proto-max-bulk-len`, bytes (`--proto-max-bulk-len`): the largest bulk string of a
+    /// request, and of a string SETRANGE/APPEND/SETBIT may build.
+    pub proto_max_bulk_len: usize,
+    /// `save`: kept and shown only (no RDB snapshots; [`save_points`]). Empty at start.
+    pub save: Vec<save_points::SavePoint>,
+    /// `key-load-delay` (hidden): kept and shown only. 0 at start.
+    pub key_load_delay: i32,
     /// `auto-aof-rewrite-percentage`: growth over the last rewrite's size, in %, that starts
     /// a rewrite of a shard's log; 0 = never.
     pub auto_aof_rewrite_percentage: u64,
@@ -223,6 +234,10 @@ impl RuntimeConfig {
             maxclients,
             timeout_seconds: config.timeout,
             notify_keyspace_events: config.notify_keyspace_events,
+            client_query_buffer_limit: config.client_query_buffer_limit,
+            proto_max_bulk_len: config.proto_max_bulk_len,
+            save: Vec::new(),
+            key_load_delay: 0,
             auto_aof_rewrite_percentage: config.auto_aof_rewrite_percentage,
             auto_aof_rewrite_min_size: config.auto_aof_rewrite_min_size,
             inert: InertSettings::default(),
@@ -245,8 +260,9 @@ impl RuntimeConfig {
 }
 
 /// Installs `next` as `shard`'s runtime configuration and applies what changed: the access
-/// clock of every database (LRU or LFU), the log's `appendfsync`, the slowlog's length and
-/// the process-wide `maxclients`.
+/// clock of every database (LRU or LFU), its encoding thresholds, keyspace events and
+/// largest string (`proto-max-bulk-len`), the log's `appendfsync`, the slowlog's length and
+/// the process-wide `maxclients`. Connections read the rest where it applies.
 pub fn apply(shard: &crate::shard::Shard, next: RuntimeConfig) {
     use crate::keyspace::AccessClock;
     let access = if next.maxmemory_policy.is_lfu() {
@@ -263,6 +279,7 @@ pub fn apply(shard: &crate::shard::Shard, next: RuntimeConfig) {
         db.set_hash_limits(hash_limits);
         db.set_intset_entries(next.encoding.set_max_intset_entries);
         db.set_notify_flags(next.notify_keyspace_events);
+        db.set_max_string_len(next.proto_max_bulk_len as u64);
     }
     if let Some(aof) = &shard.aof {
         if aof.writer.fsync_policy() != next.appendfsync {

@@ -1,7 +1,15 @@
 //! Redis's configuration parameter names (Redis 7.0 `config.c` `standardConfig` table) for
 //! CONFIG GET and CONFIG SET, mapped onto shardline's options: the mutable ones onto
 //! [`RuntimeConfig`], the others read from the command line. shardline's own options appear
-//! under their flag names (`smp`, `task-quota-ms`, ...), read-only.
+//! under their flag names (`smp`, `task-quota-ms`, ...), read-only and hidden: CONFIG GET
+//! shows them when asked for by exact name, never for a glob (Redis's `HIDDEN_CONFIG`), so
+//! that `CONFIG GET *` lists Redis's names only.
+//!
+//! A parameter is one of: immutable (Redis's `IMMUTABLE_CONFIG`: CONFIG SET answers `can't
+//! set immutable config`), runtime (parsed into [`RuntimeConfig`]), or fixed at start (a
+//! parameter Redis can change but shardline sets only from its command line, such as `bind`:
+//! CONFIG SET parses the value as Redis does and accepts it when it is the value in force, so
+//! every value CONFIG GET shows can be set back; another value is refused).
 
 use std::net::SocketAddr;
 
@@ -25,16 +33,35 @@ pub struct View<'a> {
 type Getter = fn(&View) -> String;
 /// Parses a value into the configuration; the error is Redis's text after the `-`.
 type Setter = fn(&mut RuntimeConfig, &str) -> Result<(), String>;
+/// Parses a value of a parameter fixed at start into the form CONFIG GET shows (Redis's
+/// errors for a malformed value).
+type Normalize = fn(&str) -> Result<String, String>;
+
+/// What CONFIG SET may do with a parameter.
+enum Access {
+    /// Nothing: `can't set immutable config`.
+    Immutable,
+    /// Parsed into the runtime configuration.
+    Runtime(Setter),
+    /// Set at start by `flag`: the value in force is accepted, another one refused.
+    Fixed {
+        normalize: Normalize,
+        flag: &'static str,
+    },
+}
 
 /// One parameter: its Redis name, an alias (Redis 7's old `ziplist` names), how to read it
-/// and, when CONFIG SET may change it, how to set it.
+/// and what CONFIG SET may do with it.
 pub struct Param {
     /// The name CONFIG GET shows.
     pub name: &'static str,
-    /// A second name for the same parameter (shown by CONFIG GET when it matches too).
+    /// A second name for the same parameter (shown by CONFIG GET when it matches too; Redis
+    /// 7.0 treats it as a parameter of its own, so CONFIG SET of both is no duplicate).
     pub alias: Option<&'static str>,
+    /// Shown by CONFIG GET only when asked for by exact name (Redis's `HIDDEN_CONFIG`).
+    pub hidden: bool,
     get: Getter,
-    set: Option<Setter>,
+    access: Access,
 }
 
 impl Param {
@@ -43,17 +70,36 @@ impl Param {
         (self.get)(view)
     }
 
-    /// Whether CONFIG SET may change it.
+    /// Whether CONFIG SET may be given it (false: `can't set immutable config`).
     pub fn is_mutable(&self) -> bool {
-        self.set.is_some()
+        !matches!(self.access, Access::Immutable)
     }
 
-    /// Sets the parameter to `value` in `runtime`. Errors: Redis's reason text (`can't set
-    /// immutable config`, `argument must be a memory value`, ...).
+    /// Sets a runtime parameter to `value` in `runtime`. Errors: Redis's reason text (`can't
+    /// set immutable config`, `argument must be a memory value`, ...); a parameter fixed at
+    /// start is refused here (see [`Param::set`]).
     pub fn apply(&self, runtime: &mut RuntimeConfig, value: &str) -> Result<(), String> {
-        match self.set {
-            Some(set) => set(runtime, value),
-            None => Err("can't set immutable config".into()),
+        match self.access {
+            Access::Runtime(set) => set(runtime, value),
+            Access::Immutable => Err(IMMUTABLE.into()),
+            Access::Fixed { flag, .. } => Err(fixed_reason(flag)),
+        }
+    }
+
+    /// CONFIG SET's set step: a runtime parameter is parsed into `next`; one fixed at start
+    /// is checked against its value in `current` (unchanged: accepted, nothing to do).
+    /// Errors: Redis's reason text, or, for another value of a parameter fixed at start,
+    /// `shardline sets this only at start (--flag)`.
+    pub fn set(&self, current: &View, next: &mut RuntimeConfig, value: &str) -> Result<(), String> {
+        match self.access {
+            Access::Fixed { normalize, flag } => {
+                if normalize(value)? == self.value(current) {
+                    Ok(())
+                } else {
+                    Err(fixed_reason(flag))
+                }
+            }
+            _ => self.apply(next, value),
         }
     }
 }
@@ -63,11 +109,27 @@ impl Param {
 /// [`RuntimeConfig`].
 pub const REQUIREPASS: &str = "requirepass";
 
+/// Redis's reason for a parameter CONFIG SET may not change.
+const IMMUTABLE: &str = "can't set immutable config";
+
+fn fixed_reason(flag: &str) -> String {
+    format!("shardline sets this only at start ({flag})")
+}
+
+/// The parameter named `name` (or aliased so), ASCII case-insensitively, with the name it
+/// answered to as the table spells it (lower case: the alias when `name` is the alias).
+pub fn lookup(name: &str) -> Option<(&'static Param, &'static str)> {
+    PARAMS.iter().find_map(|p| {
+        std::iter::once(p.name)
+            .chain(p.alias)
+            .find(|n| n.eq_ignore_ascii_case(name))
+            .map(|n| (p, n))
+    })
+}
+
 /// The parameter named `name` (or aliased so), ASCII case-insensitively.
 pub fn find(name: &str) -> Option<&'static Param> {
-    PARAMS.iter().find(|p| {
-        p.name.eq_ignore_ascii_case(name) || p.alias.is_some_and(|a| a.eq_ignore_ascii_case(name))
-    })
+    lookup(name).map(|(param, _)| param)
 }
 
 /// Every parameter.
@@ -79,8 +141,20 @@ const fn ro(name: &'static str, get: Getter) -> Param {
     Param {
         name,
         alias: None,
+        hidden: false,
         get,
-        set: None,
+        access: Access::Immutable,
+    }
+}
+
+/// One of shardline's own options: immutable and hidden.
+const fn own(name: &'static str, get: Getter) -> Param {
+    Param {
+        name,
+        alias: None,
+        hidden: true,
+        get,
+        access: Access::Immutable,
     }
 }
 
@@ -88,8 +162,31 @@ const fn rw(name: &'static str, alias: Option<&'static str>, get: Getter, set: S
     Param {
         name,
         alias,
+        hidden: false,
         get,
-        set: Some(set),
+        access: Access::Runtime(set),
+    }
+}
+
+/// A parameter Redis can change that shardline sets at start only, with `flag`.
+const fn fixed(name: &'static str, get: Getter, normalize: Normalize, flag: &'static str) -> Param {
+    Param {
+        name,
+        alias: None,
+        hidden: false,
+        get,
+        access: Access::Fixed { normalize, flag },
+    }
+}
+
+/// A runtime parameter shown by exact name only.
+const fn hidden(name: &'static str, get: Getter, set: Setter) -> Param {
+    Param {
+        name,
+        alias: None,
+        hidden: true,
+        get,
+        access: Access::Runtime(set),
     }
 }
 
@@ -134,6 +231,34 @@ fn memory_or_percent(value: &str) -> Result<String, String> {
     parse_memory(value)
         .map(|n| n.to_string())
         .ok_or_else(|| "argument must be a memory or percent value".to_string())
+}
+
+/// Redis's smallest `client-query-buffer-limit` and `proto-max-bulk-len`: 1 MiB.
+const MIN_BUFFER_LIMIT: i64 = 1024 * 1024;
+
+/// A memory value (Redis's units) in `min..=max` bytes, with Redis's range error.
+fn memory_in(value: &str, min: i64, max: i64) -> Result<u64, String> {
+    let bytes = memory(value)?;
+    if bytes < min as u64 || bytes > max as u64 {
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// A string parameter fixed at start: shown as given.
+fn verbatim(value: &str) -> Result<String, String> {
+    Ok(value.to_string())
+}
+
+/// `tls-auth-clients`: Redis's `no`, `yes` or `optional`, ASCII case-insensitively.
+fn auth_clients(value: &str) -> Result<String, String> {
+    let lower = value.to_ascii_lowercase();
+    match lower.as_str() {
+        "no" | "yes" | "optional" => Ok(lower),
+        _ => Err("argument(s) must be one of the following: no, yes, optional".into()),
+    }
 }
 
 /// `client-output-buffer-limit`: `CLASS HARD SOFT SECONDS` groups (Redis 7.0
@@ -347,7 +472,7 @@ static PARAMS: &[Param] = &[
         None,
         |v| v.runtime.auto_aof_rewrite_min_size.to_string(),
         |r, v| {
-            r.auto_aof_rewrite_min_size = memory(v)?;
+            r.auto_aof_rewrite_min_size = memory_in(v, 0, i64::MAX)?;
             Ok(())
         },
     ),
@@ -384,23 +509,27 @@ static PARAMS: &[Param] = &[
     Param {
         name: "replicaof",
         alias: Some("slaveof"),
+        hidden: false,
         get: |_| String::new(),
-        set: None,
+        access: Access::Immutable,
     },
-    // No RDB snapshots: `save` is empty, and setting it empty again is accepted.
+    // No RDB snapshots: the points are parsed, kept and shown as Redis does, and trigger
+    // nothing (persistence is the append-only log).
     rw(
         "save",
         None,
-        |_| String::new(),
-        |_, v| {
-            if v.trim().is_empty() {
-                Ok(())
-            } else {
-                Err("shardline keeps no RDB snapshots (persistence is the append-only log)".into())
-            }
+        |v| super::save_points::render(&v.runtime.save),
+        |r, v| {
+            r.save = super::save_points::parse(v)?;
+            Ok(())
         },
     ),
-    ro("dir", |v| v.config.data_dir.display().to_string()),
+    fixed(
+        "dir",
+        |v| v.config.data_dir.display().to_string(),
+        verbatim,
+        "--data-dir",
+    ),
     // Slowlog.
     rw(
         "slowlog-log-slower-than",
@@ -436,12 +565,24 @@ static PARAMS: &[Param] = &[
         output_limits,
         set_output_limits,
     ),
-    ro("client-query-buffer-limit", |v| {
-        v.config.client_query_buffer_limit.to_string()
-    }),
-    ro("proto-max-bulk-len", |v| {
-        v.config.proto_max_bulk_len.to_string()
-    }),
+    rw(
+        "client-query-buffer-limit",
+        None,
+        |v| v.runtime.client_query_buffer_limit.to_string(),
+        |r, v| {
+            r.client_query_buffer_limit = memory_in(v, MIN_BUFFER_LIMIT, i64::MAX)? as usize;
+            Ok(())
+        },
+    ),
+    rw(
+        "proto-max-bulk-len",
+        None,
+        |v| v.runtime.proto_max_bulk_len.to_string(),
+        |r, v| {
+            r.proto_max_bulk_len = memory_in(v, MIN_BUFFER_LIMIT, i64::MAX)? as usize;
+            Ok(())
+        },
+    ),
     rw(
         "timeout",
         None,
@@ -470,15 +611,41 @@ static PARAMS: &[Param] = &[
     rw("tls-port", None, tls_port, |_, v| {
         integer(v, 0, 65535).map(|_| ())
     }),
-    ro("bind", |v| v.bound.ip().to_string()),
-    ro("tls-cert-file", |v| {
-        tls_file(v, &v.config.tls_cert, "cert.pem")
-    }),
-    ro("tls-key-file", |v| {
-        tls_file(v, &v.config.tls_key, "key.pem")
-    }),
-    ro("tls-ca-cert-file", |v| path_or_empty(&v.config.tls_ca)),
-    ro("tls-auth-clients", |v| yes_no(v.config.tls_ca.is_some())),
+    fixed("bind", |v| v.bound.ip().to_string(), verbatim, "--bind"),
+    fixed(
+        "tls-cert-file",
+        |v| tls_file(v, &v.config.tls_cert, "cert.pem"),
+        verbatim,
+        "--tls-cert",
+    ),
+    fixed(
+        "tls-key-file",
+        |v| tls_file(v, &v.config.tls_key, "key.pem"),
+        verbatim,
+        "--tls-key",
+    ),
+    fixed(
+        "tls-ca-cert-file",
+        |v| path_or_empty(&v.config.tls_ca),
+        verbatim,
+        "--tls-ca",
+    ),
+    fixed(
+        "tls-auth-clients",
+        |v| yes_no(v.config.tls_ca.is_some()),
+        auth_clients,
+        "--tls-ca",
+    ),
+    // Redis's debugging knob for loading (a delay per key loaded); shardline loads its log
+    // only at start, before any CONFIG SET: kept and shown, no effect.
+    hidden(
+        "key-load-delay",
+        |v| v.runtime.key_load_delay.to_string(),
+        |r, v| {
+            r.key_load_delay = integer(v, i64::from(i32::MIN), i64::from(i32::MAX))? as i32;
+            Ok(())
+        },
+    ),
     ro("enable-debug-command", |v| {
         yes_no(v.config.enable_debug_command)
     }),
@@ -547,81 +714,81 @@ static PARAMS: &[Param] = &[
             Ok(())
         },
     ),
-    // shardline's own options, read-only, under their flag names.
-    ro("smp", |v| v.shards.to_string()),
-    ro("task-quota-ms", |v| v.config.task_quota_ms.to_string()),
-    ro("backlog", |v| v.config.backlog.to_string()),
-    ro("tls", |v| yes_no(v.config.tls == TlsSwitch::On)),
-    ro("handshake-timeout-ms", |v| {
+    // shardline's own options, read-only and hidden, under their flag names.
+    own("smp", |v| v.shards.to_string()),
+    own("task-quota-ms", |v| v.config.task_quota_ms.to_string()),
+    own("backlog", |v| v.config.backlog.to_string()),
+    own("tls", |v| yes_no(v.config.tls == TlsSwitch::On)),
+    own("handshake-timeout-ms", |v| {
         v.config.handshake_timeout_ms.to_string()
     }),
-    ro("handshake-max-ms", |v| {
+    own("handshake-max-ms", |v| {
         v.config.handshake_max_ms.to_string()
     }),
-    ro("tls-ticket-key-rotation", |v| {
+    own("tls-ticket-key-rotation", |v| {
         humantime::format_duration(v.config.tls_ticket_key_rotation).to_string()
     }),
-    ro("users", |v| v.config.users_path().display().to_string()),
-    ro("data-dir", |v| v.config.data_dir.display().to_string()),
-    ro("hash-mode", |v| v.config.hash_mode.to_string()),
-    ro("hash-batch", |v| v.config.hash_batch.to_string()),
-    ro("hash-yield-every-rounds", |v| {
+    own("users", |v| v.config.users_path().display().to_string()),
+    own("data-dir", |v| v.config.data_dir.display().to_string()),
+    own("hash-mode", |v| v.config.hash_mode.to_string()),
+    own("hash-batch", |v| v.config.hash_batch.to_string()),
+    own("hash-yield-every-rounds", |v| {
         v.config.hash_yield_every_rounds.to_string()
     }),
-    ro("hash-threads", |v| v.config.hash_threads.to_string()),
-    ro("hash-queue-capacity", |v| {
+    own("hash-threads", |v| v.config.hash_threads.to_string()),
+    own("hash-queue-capacity", |v| {
         v.config.hash_queue_capacity.to_string()
     }),
-    ro("auth-shares", |v| v.config.auth_shares.to_string()),
-    ro("max-concurrent-logins", |v| {
+    own("auth-shares", |v| v.config.auth_shares.to_string()),
+    own("max-concurrent-logins", |v| {
         v.config.max_concurrent_logins.to_string()
     }),
-    ro("login-queue-timeout-ms", |v| {
+    own("login-queue-timeout-ms", |v| {
         v.config.login_queue_timeout_ms.to_string()
     }),
-    ro("login-queue-lifo-ms", |v| {
+    own("login-queue-lifo-ms", |v| {
         v.config.login_queue_lifo_ms.to_string()
     }),
-    ro("credentials-cache-ttl-ms", |v| {
+    own("credentials-cache-ttl-ms", |v| {
         v.config.credentials_cache_ttl_ms.to_string()
     }),
-    ro("credentials-cache-capacity", |v| {
+    own("credentials-cache-capacity", |v| {
         v.config.credentials_cache_capacity.to_string()
     }),
-    ro("max-password-bytes", |v| {
+    own("max-password-bytes", |v| {
         v.config.max_password_bytes.to_string()
     }),
-    ro("max-hash-rounds", |v| v.config.max_hash_rounds.to_string()),
-    ro("max-auth-failures", |v| {
+    own("max-hash-rounds", |v| v.config.max_hash_rounds.to_string()),
+    own("max-auth-failures", |v| {
         v.config.max_auth_failures.to_string()
     }),
-    ro("metrics-bind", |v| v.config.metrics_bind.to_string()),
-    ro("metrics-max-concurrent-scrapes", |v| {
+    own("metrics-bind", |v| v.config.metrics_bind.to_string()),
+    own("metrics-max-concurrent-scrapes", |v| {
         v.config.metrics_max_concurrent_scrapes.to_string()
     }),
-    ro("metrics-request-timeout-ms", |v| {
+    own("metrics-request-timeout-ms", |v| {
         v.config.metrics_request_timeout_ms.to_string()
     }),
-    ro("blocked-reactor-notify-ms", |v| {
+    own("blocked-reactor-notify-ms", |v| {
         v.config.blocked_reactor_notify_ms.to_string()
     }),
-    ro("blocked-reactor-reports-per-minute", |v| {
+    own("blocked-reactor-reports-per-minute", |v| {
         v.config.blocked_reactor_reports_per_minute.to_string()
     }),
-    ro("shutdown-timeout", |v| {
+    own("shutdown-timeout", |v| {
         humantime::format_duration(v.config.shutdown_timeout).to_string()
     }),
-    ro("max-multibulk-len", |v| {
+    own("max-multibulk-len", |v| {
         v.config.max_multibulk_len.to_string()
     }),
-    ro("expire-sweep-keys", |v| {
+    own("expire-sweep-keys", |v| {
         v.config.expire_sweep_keys.to_string()
     }),
-    ro("cross-shard-queue", |v| {
+    own("cross-shard-queue", |v| {
         v.config.cross_shard_queue.to_string()
     }),
-    ro("tls-provider", |v| v.config.tls_provider.to_string()),
-    ro("aof-fsync-yield-us", |v| {
+    own("tls-provider", |v| v.config.tls_provider.to_string()),
+    own("aof-fsync-yield-us", |v| {
         v.config.aof_fsync_yield_us.to_string()
     }),
 ];
@@ -643,6 +810,55 @@ mod tests {
         assert_eq!(by_alias, Some("hash-max-listpack-entries"));
         assert!(find("no-such-parameter").is_none());
         assert!(!find("databases").is_some_and(Param::is_mutable));
+    }
+
+    #[test]
+    fn lookup_answers_the_name_as_the_table_spells_it() {
+        let name = |asked: &str| lookup(asked).map(|(_, n)| n);
+        assert_eq!(name("MAXMEMORY"), Some("maxmemory"));
+        assert_eq!(
+            name("Hash-Max-Ziplist-Entries"),
+            Some("hash-max-ziplist-entries")
+        );
+        assert_eq!(
+            name("hash-max-listpack-entries"),
+            Some("hash-max-listpack-entries")
+        );
+        assert_eq!(name("nosuch"), None);
+        assert!(find("key-load-delay").is_some_and(|p| p.hidden && p.is_mutable()));
+        assert!(find("smp").is_some_and(|p| p.hidden && !p.is_mutable()));
+        assert!(find("maxmemory").is_some_and(|p| !p.hidden));
+    }
+
+    #[test]
+    fn fixed_parameters_take_only_the_value_in_force() {
+        let cli = Cli::parse_from(["shardline", "--tls", "off"]);
+        let current = runtime();
+        let view = View {
+            config: &cli.server,
+            runtime: &current,
+            bound: "127.0.0.1:6379".parse().expect("address"),
+            shards: 1,
+        };
+        let mut next = current.clone();
+        let bind = find("bind").expect("known");
+        assert!(bind.is_mutable());
+        assert_eq!(bind.set(&view, &mut next, "127.0.0.1"), Ok(()));
+        assert_eq!(
+            bind.set(&view, &mut next, "0.0.0.0"),
+            Err("shardline sets this only at start (--bind)".into())
+        );
+        let auth = find("tls-auth-clients").expect("known");
+        assert_eq!(auth.set(&view, &mut next, "No"), Ok(()));
+        assert_eq!(
+            auth.set(&view, &mut next, "optional"),
+            Err("shardline sets this only at start (--tls-ca)".into())
+        );
+        assert_eq!(
+            find("tls-port").expect("known").set(&view, &mut next, "x"),
+            Err("argument couldn't be parsed into an integer".into())
+        );
+        assert_eq!(next, current);
     }
 
     #[test]

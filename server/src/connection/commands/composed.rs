@@ -159,7 +159,7 @@ fn run_scratch(
 ) -> Scratch {
     let now = crate::shard::unix_time_ms();
     let mut scratch = Db::new();
-    scratch.set_max_string_len(shard.shared.config.proto_max_bulk_len as u64);
+    scratch.set_max_string_len(shard.runtime.borrow().proto_max_bulk_len as u64);
     let classes = shard.dbs.borrow().get(db).map_or(0, Db::notify_classes);
     scratch.set_notify_flags(classes);
     for (key, entry) in entries {

@@ -1,10 +1,19 @@
 //! CONFIG GET, SET, RESETSTAT, REWRITE and HELP (Redis 7.0 `config.c`) over the parameter
 //! table of [`crate::runtime::params`].
 //!
-//! CONFIG SET takes several `name value` pairs and applies all or none: every name is
-//! checked first (unknown, duplicate, immutable), then every value is parsed into a copy of
-//! this shard's configuration, and only when all succeed is the copy installed on every
-//! shard (one hop to each; the reply comes once all have it).
+//! CONFIG GET takes several patterns: one without glob characters (`*`, `?`, `[`) names a
+//! parameter exactly (ASCII case-insensitively, answered under the spelling asked for, hidden
+//! parameters included); a glob matches every name but the hidden ones. A parameter matched
+//! by several arguments is answered once, under the first one's spelling.
+//!
+//! CONFIG SET takes several `name value` pairs and applies all or none (Redis 7.0
+//! `configSetCommand`): every name is checked first, in order (unknown, immutable,
+//! duplicate: a name and its alias are two parameters, as in Redis 7.0), then every value is
+//! parsed into a copy of this shard's configuration (a parameter fixed at start is checked
+//! against its value in force), and only when all succeed is the copy installed on every
+//! shard (one hop to each; the reply comes once all have it). Nothing is changed before
+//! every value is known good, so a failure leaves every parameter as it was: there is no
+//! partial state to roll back.
 
 use bytes::Bytes;
 
@@ -36,6 +45,8 @@ pub async fn config(shard: &Shard, args: &[Bytes]) -> Frame {
     match sub.as_slice() {
         b"GET" if args.len() >= 3 => get(shard, &args[2..]),
         b"SET" if args.len() >= 4 && args.len().is_multiple_of(2) => set(shard, &args[2..]).await,
+        // A name without its value after at least one pair (Redis: `c->argc % 2`).
+        b"SET" if args.len() >= 4 => Frame::error("ERR syntax error"),
         b"GET" | b"SET" | b"RESETSTAT" | b"REWRITE" | b"HELP"
             if args.len() != 2 || sub.as_slice() == b"GET" || sub.as_slice() == b"SET" =>
         {
@@ -66,63 +77,77 @@ fn get(shard: &Shard, patterns: &[Bytes]) -> Frame {
         bound: shard.shared.bound,
         shards: shard.nr_shards,
     };
-    let matches = |name: &str| {
-        patterns
-            .iter()
-            .any(|p| string_match(p, name.as_bytes(), true))
+    // The spelling a name is answered under: the first argument that matches it.
+    let answered_as = |param: &params::Param, name: &'static str| {
+        patterns.iter().find_map(|pattern| {
+            let is_glob = pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'['));
+            if !is_glob {
+                return pattern
+                    .eq_ignore_ascii_case(name.as_bytes())
+                    .then(|| pattern.clone());
+            }
+            (!param.hidden && string_match(pattern, name.as_bytes(), true))
+                .then(|| Bytes::from_static(name.as_bytes()))
+        })
     };
     let mut pairs = Vec::new();
     for param in params::all() {
         for name in std::iter::once(param.name).chain(param.alias) {
-            if matches(name) {
+            if let Some(key) = answered_as(param, name) {
                 let value = if param.name == params::REQUIREPASS {
                     super::requirepass::get(shard)
                 } else {
                     Bytes::from(param.value(&view))
                 };
-                pairs.push((
-                    Frame::Bulk(Bytes::from_static(name.as_bytes())),
-                    Frame::Bulk(value),
-                ));
+                pairs.push((Frame::Bulk(key), Frame::Bulk(value)));
             }
         }
     }
     Frame::Map(pairs)
 }
 
-/// Parses every pair into a copy of the configuration (Redis's errors), then installs it on
-/// every shard. `requirepass` is applied last, to the users file
-/// ([`super::requirepass::set`]).
+/// Checks every name (Redis's order of errors), parses every value into a copy of the
+/// configuration, checks a new `port` can be bound, then installs it on every shard.
+/// `requirepass` is applied last, to the users file ([`super::requirepass::set`]).
 async fn set(shard: &Shard, pairs: &[Bytes]) -> Frame {
-    let mut found = Vec::with_capacity(pairs.len() / 2);
+    let mut found: Vec<(&params::Param, &'static str, String)> =
+        Vec::with_capacity(pairs.len() / 2);
     let mut requirepass = None;
     for pair in pairs.chunks(2) {
-        let name = String::from_utf8_lossy(&pair[0]);
-        let Some(param) = params::find(&name) else {
+        let asked = String::from_utf8_lossy(&pair[0]);
+        let Some((param, name)) = params::lookup(&asked) else {
             return Frame::error(format!(
-                "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
+                "ERR Unknown option or number of arguments for CONFIG SET - '{asked}'"
             ));
         };
-        if found
-            .iter()
-            .any(|(p, _, _): &(&params::Param, _, _)| p.name == param.name)
-        {
-            return failed(&name, "duplicate parameter");
-        }
+        // Redis names the argument as given here, and as its table spells it below.
         if !param.is_mutable() {
-            return failed(&name, "can't set immutable config");
+            return failed(&asked, "can't set immutable config");
+        }
+        if found.iter().any(|(_, seen, _)| *seen == name) {
+            return failed(&asked, "duplicate parameter");
         }
         if param.name == params::REQUIREPASS {
-            requirepass = Some((name.clone(), &pair[1]));
+            requirepass = Some((asked.to_string(), &pair[1]));
         }
-        found.push((param, name, String::from_utf8_lossy(&pair[1])));
+        found.push((param, name, String::from_utf8_lossy(&pair[1]).into_owned()));
     }
-    let mut next: RuntimeConfig = shard.runtime.borrow().clone();
-    for (param, name, value) in &found {
-        if let Err(reason) = param.apply(&mut next, value) {
-            return failed(name, &reason);
+    let next = {
+        let runtime = shard.runtime.borrow();
+        let current = View {
+            config: &shard.shared.config,
+            runtime: &runtime,
+            bound: shard.shared.bound,
+            shards: shard.nr_shards,
+        };
+        let mut next: RuntimeConfig = runtime.clone();
+        for (param, name, value) in &found {
+            if let Err(reason) = param.set(&current, &mut next, value) {
+                return failed(name, &reason);
+            }
         }
-    }
+        next
+    };
     // Redis's "apply" phase: nothing is installed when one fails.
     for (param, name, value) in &found {
         if matches!(param.name, "port" | "tls-port") {
@@ -186,6 +211,7 @@ fn check_port(shard: &Shard, param: &params::Param, value: &str) -> Result<(), S
         shard.shared.bound
     ))
 }
+
 
 fn failed(name: &str, reason: &str) -> Frame {
     Frame::error(format!(

@@ -285,7 +285,7 @@ async fn lcs(shard: &Rc<Shard>, txn: Option<TxnId>, db: usize, args: Vec<Bytes>)
     let [a, b] = values.as_slice() else {
         return Frame::error("ERR internal error reading the LCS keys");
     };
-    let limit = shard.shared.config.proto_max_bulk_len as u64;
+    let limit = shard.runtime.borrow().proto_max_bulk_len as u64;
     crate::cmd::lcs::compute(a, b, &args[3..], limit)
 }
 
