@@ -212,7 +212,6 @@ fn check_port(shard: &Shard, param: &params::Param, value: &str) -> Result<(), S
     ))
 }
 
-
 fn failed(name: &str, reason: &str) -> Frame {
     Frame::error(format!(
         "ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}"
