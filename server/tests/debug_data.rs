@@ -232,6 +232,13 @@ fn reload_and_loadaof_keep_the_data() {
     assert_eq!(run(&mut client, &["DEBUG", "LOADAOF"]), "+OK\r\n");
     assert_eq!(digest(&mut client), with_late);
     assert_eq!(run(&mut client, &["GET", "late"]), "$1\r\nv\r\n");
+    for line in [
+        "DB reloaded by DEBUG RELOAD",
+        "Append Only File loaded by DEBUG LOADAOF",
+    ] {
+        let log = server.log_reaching(line);
+        assert!(log.iter().any(|l| l.contains(line)), "{line}");
+    }
     client.roundtrip(
         &[b"DEBUG", b"RELOAD", b"FAST"],
         b"-ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.\r\n",

@@ -22,6 +22,10 @@ const WRITTEN_POLL: Duration = Duration::from_millis(2);
 /// that cannot be written, e.g. a full disk).
 pub const LOADAOF_WRITE_WAIT: Duration = Duration::from_secs(10);
 
+/// How many more times LOADAOF reads a shard's log when a read fails (a record caught while
+/// being written).
+const LOADAOF_READ_TRIES: usize = 3;
+
 /// `DEBUG DIGEST`: 40 hex digits over every database of every shard ([`digest`]); 40 zeros
 /// for an empty dataset. Keys past their deadline are left out (they are gone for every
 /// reader).
@@ -191,13 +195,18 @@ pub async fn reload(shard: &Rc<Shard>, scope: Option<TxnId>, args: &[Bytes]) -> 
     if let Some(err) = replies.into_iter().find(|r| matches!(r, Frame::Error(_))) {
         return err;
     }
-    if !logged {
-        return Frame::ok();
+    let reply = if logged {
+        match super::persistence::rewrite(shard, "save").await {
+            Frame::Error(e) => Frame::Error(e),
+            _ => load_logs(shard, scope, !options.no_flush).await,
+        }
+    } else {
+        Frame::ok()
+    };
+    if reply == Frame::ok() {
+        tracing::warn!("DB reloaded by DEBUG RELOAD");
     }
-    match super::persistence::rewrite(shard, "save").await {
-        Frame::Error(e) => Frame::Error(e),
-        _ => load_logs(shard, scope, !options.no_flush).await,
-    }
+    reply
 }
 
 /// One shard's DEBUG RELOAD without the log: every key's value encoded as DUMP does and
@@ -235,7 +244,11 @@ pub async fn loadaof(shard: &Rc<Shard>, scope: Option<TxnId>) -> Frame {
             "ERR DEBUG LOADAOF needs the append-only log (--appendonly yes): it is off",
         );
     }
-    load_logs(shard, scope, true).await
+    let reply = load_logs(shard, scope, true).await;
+    if reply == Frame::ok() {
+        tracing::warn!("Append Only File loaded by DEBUG LOADAOF");
+    }
+    reply
 }
 
 /// Replaces (or, unless `flush`, overlays) every shard's keyspace with a replay of its log
@@ -250,6 +263,41 @@ async fn load_logs(shard: &Rc<Shard>, scope: Option<TxnId>, flush: bool) -> Fram
 }
 
 async fn load_logs_in(shard: &Shard, id: Option<TxnId>, flush: bool) -> Result<(), String> {
+    let (limits, databases) = {
+        let dbs = shard.dbs.borrow();
+        (dbs[0].hash_limits(), dbs.len())
+    };
+    let dir = std::path::absolute(log_dir(&shard.shared.config.data_dir))
+        .map_err(|err| err.to_string())?;
+    for owner in 0..shard.nr_shards {
+        // The expiry sweep may append while a file is read: a read that met a record being
+        // written is done again once it is written.
+        let mut attempt = 0;
+        let fresh = loop {
+            wait_written(shard, id).await?;
+            match read_logs(&dir, owner, databases, limits).await {
+                Ok(fresh) => break fresh,
+                Err(_) if attempt < LOADAOF_READ_TRIES => attempt += 1,
+                Err(err) => return Err(format!("DEBUG LOADAOF: {err}")),
+            }
+        };
+        let reply = shard
+            .run_on_in(
+                owner,
+                id,
+                Box::new(move |s: &Shard| install(s, fresh, flush)),
+            )
+            .await;
+        if let Frame::Error(e) = reply {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Waits until every shard's log is in its files ([`crate::aof::LogWriter::all_written`]).
+/// Errors: a shard without the log, a rewrite in progress, [`LOADAOF_WRITE_WAIT`] passed.
+async fn wait_written(shard: &Shard, id: Option<TxnId>) -> Result<(), String> {
     let started = Instant::now();
     loop {
         let states = shard
@@ -268,73 +316,66 @@ async fn load_logs_in(shard: &Shard, id: Option<TxnId>, flush: bool) -> Result<(
             return Err("DEBUG LOADAOF needs the append-only log (--appendonly yes)".into());
         }
         if states.iter().all(|f| *f == Frame::Integer(1)) {
-            break;
+            return Ok(());
         }
         if started.elapsed() > LOADAOF_WRITE_WAIT {
             return Err("DEBUG LOADAOF: the append-only log cannot be written".into());
         }
         glommio::timer::sleep(WRITTEN_POLL).await;
     }
-    let (limits, databases) = {
-        let dbs = shard.dbs.borrow();
-        (dbs[0].hash_limits(), dbs.len())
-    };
-    let dir = std::path::absolute(log_dir(&shard.shared.config.data_dir))
-        .map_err(|err| err.to_string())?;
-    for owner in 0..shard.nr_shards {
-        let mut fresh: Vec<Db> = (0..databases)
-            .map(|_| {
-                let mut db = Db::new();
-                db.set_hash_limits(limits);
-                db.start_bulk_load();
-                db
-            })
-            .collect();
-        let manifest = Manifest::load(&dir, owner).await?;
-        let files = manifest
-            .base
-            .iter()
-            .map(|name| (name, true))
-            .chain(manifest.incrs.iter().map(|name| (name, false)));
-        for (name, _is_base) in files {
-            let path = dir.join(name);
-            let shown = path.display().to_string();
-            let file = glommio::io::OpenOptions::new()
-                .read(true)
-                .buffered_open(&path)
-                .await
-                .map_err(|err| format!("cannot open {shown}: {err}"))?;
-            // Never cut: the shard appends to its last file.
-            let replayed = replay::replay(&file, &shown, &mut fresh, false).await;
-            let _ = file.close().await;
-            replayed?;
-        }
-        let reply = shard
-            .run_on_in(
-                owner,
-                id,
-                Box::new(move |s: &Shard| {
-                    let mut dbs = s.dbs.borrow_mut();
-                    for (db, fresh) in dbs.iter_mut().zip(fresh) {
-                        if flush {
-                            let keys: Vec<Bytes> = db
-                                .entries()
-                                .map(|(k, _, _)| Bytes::copy_from_slice(k))
-                                .collect();
-                            for key in keys {
-                                db.remove(&key, 0);
-                            }
-                        }
-                        db.absorb(fresh, |_| true);
-                    }
-                    Frame::ok()
-                }),
-            )
-            .await;
-        if let Frame::Error(e) = reply {
-            return Err(e);
-        }
+}
+
+/// Shard `owner`'s log files under `dir` (as its manifest on disk names them) replayed into
+/// `databases` fresh databases. Errors: a missing manifest or file, a record that does not
+/// replay (a truncated one included: nothing is cut here).
+async fn read_logs(
+    dir: &std::path::Path,
+    owner: usize,
+    databases: usize,
+    limits: crate::keyspace::HashLimits,
+) -> Result<Vec<Db>, String> {
+    let mut fresh: Vec<Db> = (0..databases)
+        .map(|_| {
+            let mut db = Db::new();
+            db.set_hash_limits(limits);
+            // Only their maps are read (by `absorb`): no SCAN index is built.
+            db.start_bulk_load();
+            db
+        })
+        .collect();
+    let manifest = Manifest::load(dir, owner).await?;
+    let files = manifest.base.iter().chain(manifest.incrs.iter());
+    for name in files {
+        let path = dir.join(name);
+        let shown = path.display().to_string();
+        let file = glommio::io::OpenOptions::new()
+            .read(true)
+            .buffered_open(&path)
+            .await
+            .map_err(|err| format!("cannot open {shown}: {err}"))?;
+        let replayed = replay::replay(&file, &shown, &mut fresh, false).await;
+        let _ = file.close().await;
+        replayed?;
     }
-    tracing::warn!("Append only file loaded by DEBUG LOADAOF");
-    Ok(())
+    Ok(fresh)
+}
+
+/// Installs `fresh` (one shard's databases as read from its log) as shard `s`'s keyspace:
+/// with `flush`, every key not in `fresh` goes. Keys are removed and set one by one (not
+/// [`Db::flush`]), so a rewrite that starts meanwhile still dumps every key.
+fn install(s: &Shard, fresh: Vec<Db>, flush: bool) -> Frame {
+    let mut dbs = s.dbs.borrow_mut();
+    for (db, fresh) in dbs.iter_mut().zip(fresh) {
+        if flush {
+            let keys: Vec<Bytes> = db
+                .entries()
+                .map(|(k, _, _)| Bytes::copy_from_slice(k))
+                .collect();
+            for key in keys {
+                db.remove(&key, 0);
+            }
+        }
+        db.absorb(fresh, |_| true);
+    }
+    Frame::ok()
 }
