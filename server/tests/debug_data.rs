@@ -266,3 +266,60 @@ fn reload_without_the_log() {
     );
     assert_eq!(digest(&mut client), first);
 }
+
+/// Writes on both shards while DEBUG LOADAOF and RELOAD run: none is lost or applied twice
+/// (each reload runs between commands, as in Redis).
+#[test]
+fn reloads_between_concurrent_writes() {
+    let server = Server::start(ARGS);
+    let keys = [key_on(0, "counter"), key_on(1, "counter")];
+    let writer = {
+        let mut client = RawClient::authenticated(&server);
+        let keys = keys.clone();
+        std::thread::spawn(move || {
+            for _ in 0..300 {
+                for key in &keys {
+                    let reply = text(client.request(&[b"INCR", key.as_bytes()]));
+                    assert!(reply.starts_with(':'), "{reply}");
+                }
+            }
+        })
+    };
+    let mut client = RawClient::authenticated(&server);
+    for i in 0..6 {
+        let command: &[&str] = if i % 2 == 0 {
+            &["DEBUG", "LOADAOF"]
+        } else {
+            &["DEBUG", "RELOAD"]
+        };
+        assert_eq!(run(&mut client, command), "+OK\r\n");
+    }
+    writer.join().expect("writer");
+    for key in &keys {
+        assert_eq!(run(&mut client, &["GET", key]), "$3\r\n300\r\n", "{key}");
+    }
+}
+
+/// Inside MULTI/EXEC the data subcommands run in the transaction (no wait for its own gates).
+#[test]
+fn debug_data_inside_exec() {
+    let server = Server::start(ARGS);
+    let mut client = RawClient::authenticated(&server);
+    fill(&mut client, false);
+    let first = digest(&mut client);
+    client.roundtrip(&[b"MULTI"], b"+OK\r\n");
+    for command in [
+        &[&b"DEBUG"[..], b"DIGEST"][..],
+        &[b"DEBUG", b"LOADAOF"],
+        &[b"DEBUG", b"RELOAD"],
+        &[b"DEBUG", b"OBJECT", b"missing"],
+    ] {
+        client.roundtrip(command, b"+QUEUED\r\n");
+    }
+    let reply = text(client.request(&[b"EXEC"]));
+    assert_eq!(
+        reply,
+        format!("*4\r\n+{first}\r\n+OK\r\n+OK\r\n-ERR no such key\r\n")
+    );
+    assert_eq!(digest(&mut client), first);
+}

@@ -158,7 +158,8 @@ struct ReloadOptions {
 /// `DEBUG RELOAD [option …]` (Redis: save the RDB, flush, load it back). Here: every key
 /// goes through the DUMP/RESTORE encoder and back on its shard; with the append-only log
 /// every shard's log is then rewritten (SAVE) and the keyspace replaced by a replay of the
-/// logs from disk (as [`loadaof`]). NOSAVE skips the encoder trip and the rewrite (it loads
+/// logs from disk (as [`loadaof`]); inside MULTI/EXEC the logs load without the rewrite
+/// (which cannot start while the transaction holds the shards). NOSAVE skips the encoder trip and the rewrite (it loads
 /// the logs as they are: an error without the log, where Redis would load a missing RDB);
 /// NOFLUSH keeps keys the logs do not hold; MERGE (loaded keys replace existing ones) is what
 /// the load does anyway. Another option: Redis's `ERR DEBUG RELOAD only supports the MERGE,
@@ -195,7 +196,11 @@ pub async fn reload(shard: &Rc<Shard>, scope: Option<TxnId>, args: &[Bytes]) -> 
     if let Some(err) = replies.into_iter().find(|r| matches!(r, Frame::Error(_))) {
         return err;
     }
-    let reply = if logged {
+    let reply = if logged && scope.is_some() {
+        // Inside EXEC the transaction holds every shard, and a log rewrite starts only on a
+        // shard no transaction holds: the logs (which hold the same data) load as they are.
+        load_logs(shard, scope, !options.no_flush).await
+    } else if logged {
         match super::persistence::rewrite(shard, "save").await {
             Frame::Error(e) => Frame::Error(e),
             _ => load_logs(shard, scope, !options.no_flush).await,
