@@ -281,6 +281,14 @@ impl LogWriter {
         self.buf.borrow().len() as u64
     }
 
+    /// Whether every record appended so far is in the file (written, not necessarily
+    /// fdatasync'ed): nothing buffered, no group write or file switch pending.
+    pub fn all_written(&self) -> bool {
+        self.written.get() >= self.appended.get()
+            && self.buf.borrow().is_empty()
+            && self.rotation.borrow().is_none()
+    }
+
     /// Records appended since start.
     pub fn appended(&self) -> u64 {
         self.appended.get()

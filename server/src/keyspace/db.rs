@@ -381,6 +381,14 @@ impl Db {
             .unwrap_or_default()
     }
 
+    /// Every stored key with its value and deadline, in no particular order, expired ones
+    /// included (DEBUG DIGEST and RELOAD read the whole keyspace).
+    pub fn entries(&self) -> impl Iterator<Item = (&[u8], &Value, Option<u64>)> {
+        self.map
+            .iter()
+            .map(|(key, e)| (key.as_slice(), &e.value, e.expires_at))
+    }
+
     /// The stored value and deadline of `key` without expiring it (for the append-only log,
     /// which writes the state a command left).
     pub fn peek(&self, key: &[u8]) -> Option<(&Value, Option<u64>)> {

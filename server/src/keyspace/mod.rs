@@ -3,6 +3,7 @@
 //! Redis glob matching ([`glob`]).
 
 pub mod db;
+pub mod digest;
 pub mod glob;
 pub mod hash;
 pub mod key;

@@ -2,13 +2,16 @@
 //! `enable-debug-command`): the subcommands client and Redis test suites use, as far as they
 //! mean something here. A Redis subcommand not served here is refused by name.
 
+use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::debug_data;
 use crate::cmd::longdouble::{self, Ld};
 use crate::connection::parse_memory;
+use crate::connection::session::Session;
 use crate::resp::{Frame, Protocol};
 use crate::shard::Shard;
 
@@ -28,16 +31,11 @@ const NOT_SERVED: &[&str] = &[
     "ASSERT",
     "LOG",
     "LEAK",
-    "RELOAD",
-    "LOADAOF",
     "DROP-CLUSTER-PACKET-FILTER",
-    "OBJECT",
     "SDSLEN",
     "LISTPACK",
     "QUICKLIST",
     "POPULATE",
-    "DIGEST",
-    "DIGEST-VALUE",
     "SET-SKIP-CHECKSUM-VALIDATION",
     "AOF-FLUSH-SLEEP",
     "REPLICATE",
@@ -58,15 +56,29 @@ const NOT_SERVED: &[&str] = &[
 
 const HELP: &[&str] = &[
     "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    Output a hex signature of the values of all the specified keys.",
     "ERROR <string>",
     "    Return a Redis protocol error with <string> as message. Useful for clients",
     "    unit tests to simulate Redis errors.",
+    "LOADAOF",
+    "    Flush the append-only log to its files and reload it in memory.",
+    "OBJECT <key>",
+    "    Show low level info about the <key> and associated value.",
     "PROTOCOL <type>",
     "    Reply with a test value of the specified type. <type> can be: string,",
     "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
     "    true, false.",
     "QUICKLIST-PACKED-THRESHOLD <size>",
     "    Accepted and ignored here (lists are not stored as quicklists).",
+    "RELOAD [option ...]",
+    "    Round-trip every value through the DUMP/RESTORE encoder; with the append-only",
+    "    log, rewrite it and reload the data from it. Valid <option> values:",
+    "    * MERGE: conflicting keys will be loaded from the log (always the case here).",
+    "    * NOFLUSH: the existing keys will not be removed before load.",
+    "    * NOSAVE: do not rewrite the log first: load it as it is.",
     "REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
     "    Accepted and ignored here (reply buffers are not resized by a cron).",
     "REPLYBUFFER RESIZING <0|1>",
@@ -86,7 +98,8 @@ const HELP: &[&str] = &[
 /// subcommand (`ERR unknown subcommand or wrong number of arguments for '…'. Try DEBUG
 /// HELP.`); a Redis subcommand not served here: `ERR DEBUG <NAME> is not supported by
 /// shardline`.
-pub fn debug(shard: &Shard, protocol: Protocol, args: &[Bytes]) -> Frame {
+pub async fn debug(shard: &Rc<Shard>, session: &Session, args: &[Bytes]) -> Frame {
+    let protocol = session.protocol;
     if !shard.shared.config.enable_debug_command {
         return Frame::error(
             "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"no\", \
@@ -113,6 +126,11 @@ pub fn debug(shard: &Shard, protocol: Protocol, args: &[Bytes]) -> Frame {
             }
         }
         (b"REPLYBUFFER", 4) => Frame::ok(),
+        (b"DIGEST", 2) => debug_data::dataset_digest(shard, session.txn_scope).await,
+        (b"DIGEST-VALUE", _) => debug_data::value_digests(shard, session.db, &args[2..]).await,
+        (b"OBJECT", 3) => debug_data::object(shard, session.db, args[2].clone()).await,
+        (b"RELOAD", _) => debug_data::reload(shard, session.txn_scope, &args[2..]).await,
+        (b"LOADAOF", _) => debug_data::loadaof(shard, session.txn_scope).await,
         (b"HELP", 2) => Frame::Array(HELP.iter().map(|s| Frame::Simple((*s).into())).collect()),
         (name, _) if NOT_SERVED.iter().any(|n| n.as_bytes() == name) => Frame::error(format!(
             "ERR DEBUG {} is not supported by shardline",

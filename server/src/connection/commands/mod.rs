@@ -12,6 +12,7 @@ mod composed_keys;
 mod config;
 mod cross_shard;
 mod debug;
+mod debug_data;
 mod info;
 mod info_figures;
 mod keyspace_wide;
@@ -98,7 +99,7 @@ pub async fn execute(
             if let Some(push) = debug::push_before(shard, session.protocol, &args) {
                 pipeline.ready(session.protocol, push);
             }
-            debug::debug(shard, session.protocol, &args)
+            debug::debug(shard, session, &args).await
         }
         "rename" | "renamenx" | "copy" | "msetnx" | "lcs" => {
             cross_shard::execute(shard, session.db, session.txn_scope, spec.name, args).await
