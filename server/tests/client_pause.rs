@@ -79,3 +79,38 @@ fn expired_keys_read_as_missing_but_stay_during_a_pause() {
         (expired_before + 1).to_string()
     );
 }
+
+/// RANDOMKEY while expired keys cannot be deleted (a write pause): it answers a live key, or
+/// nil when every key has expired, on every shard, instead of drawing the same expired key
+/// for ever (which pinned a shard at 100 % CPU and never answered).
+#[test]
+fn randomkey_answers_while_a_pause_keeps_expired_keys() {
+    let server = start();
+    let mut client = login_plain(&server);
+    let keep = common::key_on(0, "keep");
+    client.roundtrip(&[b"SET", keep.as_bytes(), b"v"], b"+OK\r\n");
+    // Expiring keys on both shards, so one shard holds only expired keys.
+    for shard in 0..2 {
+        for i in 0..5 {
+            let key = common::key_on(shard, &format!("gone{i}"));
+            client.roundtrip(&[b"SET", key.as_bytes(), b"v", b"PX", b"100"], b"+OK\r\n");
+        }
+    }
+    client.roundtrip(&[b"CLIENT", b"PAUSE", b"60000", b"WRITE"], b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(300));
+    let want = format!("${}\r\n{keep}\r\n", keep.len());
+    for _ in 0..20 {
+        client.roundtrip(&[b"RANDOMKEY"], want.as_bytes());
+    }
+    client.roundtrip(&[b"CLIENT", b"UNPAUSE"], b"+OK\r\n");
+    // Only expired keys: nil.
+    client.roundtrip(&[b"FLUSHALL"], b"+OK\r\n");
+    for shard in 0..2 {
+        let key = common::key_on(shard, "gone");
+        client.roundtrip(&[b"SET", key.as_bytes(), b"v", b"PX", b"100"], b"+OK\r\n");
+    }
+    client.roundtrip(&[b"CLIENT", b"PAUSE", b"60000", b"WRITE"], b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(300));
+    client.roundtrip(&[b"RANDOMKEY"], b"$-1\r\n");
+    client.roundtrip(&[b"CLIENT", b"UNPAUSE"], b"+OK\r\n");
+}

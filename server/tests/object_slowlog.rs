@@ -390,6 +390,13 @@ fn slowlog_reads_as_one_redis_log() {
     c.roundtrip(&[b"SLOWLOG", b"LEN"], b":1\r\n");
     let slept = logged_commands(&c.request(&[b"SLOWLOG", b"GET"]));
     assert_eq!(slept, [("DEBUG SLEEP 0.2".to_string(), "me".to_string())]);
+    // Redis gives one message for a count that is not an integer and one below -1.
+    for count in [&b"abc"[..], b"-2", b"99999999999999999999"] {
+        c.roundtrip(
+            &[b"SLOWLOG", b"GET", count],
+            b"-ERR count should be greater than or equal to -1\r\n",
+        );
+    }
 }
 
 #[test]

@@ -58,6 +58,25 @@ fn randomkey_skips_and_deletes_expired_keys() {
     assert!(db.len() < 21, "the expired keys met were deleted");
 }
 
+/// While a CLIENT PAUSE holds expiry, expired keys stay: RANDOMKEY must still end, with a
+/// live key when there is one and nil when every key has expired (a draw that kept landing
+/// on an undeletable expired key looped for ever).
+#[test]
+fn randomkey_ends_while_expiry_is_paused() {
+    let mut db = Db::new();
+    for i in 0..20 {
+        r(&mut db, &format!("SET old{i} v"));
+        r(&mut db, &format!("PEXPIREAT old{i} 10"));
+    }
+    db.pause_expiry(true);
+    assert_eq!(rt(&mut db, 11, "RANDOMKEY"), "$-1\r\n");
+    r(&mut db, "SET live v");
+    for _ in 0..200 {
+        assert_eq!(rt(&mut db, 11, "RANDOMKEY"), "$4\r\nlive\r\n");
+    }
+    assert_eq!(db.len(), 21, "nothing is deleted while expiry is paused");
+}
+
 #[test]
 fn copy_between_databases() {
     let mut dbs: Vec<Db> = (0..4).map(|_| Db::new()).collect();
