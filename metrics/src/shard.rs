@@ -106,6 +106,8 @@ impl ShardMetrics {
         let _ = f.reactor_stalls.with_label_values(&one);
         let _ = f.stall_reported.with_label_values(&one);
         let _ = f.stall_suppressed.with_label_values(&one);
+        let _ = f.stalls_preempted.with_label_values(&one);
+        let _ = f.preempted_seconds.with_label_values(&one);
         // Labelled counters with a known set of values are exported at zero from the start,
         // so an alert on their rate sees 0 rather than no series.
         let with_all = |family, values: &[&'static str]| {

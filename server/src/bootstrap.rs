@@ -69,6 +69,14 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     pin_current_thread(&helpers)
         .map_err(|err| format!("cannot pin helper threads to CPU(s) {helpers:?}: {err}"))?;
     let metrics = Metrics::new();
+    // Every per-shard series whose labels are known now exists, at 0, before the endpoint
+    // answers its first scrape: shards register theirs (again, idempotently) only once they
+    // start, after their log replay.
+    for id in 0..cpus.len() {
+        let shard = metrics.shard(id);
+        shard.export_task_queues(&crate::shard::TaskQueues::GROUPS);
+        shard.export_password_hash_mode(config.hash_mode.as_str());
+    }
     let metrics_server = shardline_metrics::serve_with(
         config.metrics_bind,
         metrics.clone(),
