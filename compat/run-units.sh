@@ -11,7 +11,7 @@
 #
 # Needs tclsh (Debian: tcl) and python3. Tracks every unit in which redis-server 7.0.15 passes
 # at least one test in external mode (36 of the suite's 84; the others are all tagged
-# external:skip, or need a server the harness starts itself). Takes about 25 minutes on 2 cores
+# external:skip, or need a server the harness starts itself). Takes about 17 minutes on 2 cores
 # with a debug build: unit/type/zset takes 1.5-4 (its stress loops are thousands of sequential
 # round trips through the TLS proxy), the list units 4-6 (unit/type/list-3 above all), so the
 # per-unit limit is 360 s instead of redis-tcl.sh's default 240; a unit that waits for what is
