@@ -6,23 +6,10 @@
 
 mod common;
 
+use common::replies::flat_map;
 use common::{key_on, login_plain, RawClient, Server};
 
 const ARGS: &[&str] = &["--tls", "off", "--smp", "2"];
-
-fn bulk(value: &str) -> String {
-    format!("${}\r\n{value}\r\n", value.len())
-}
-
-/// RESP2 flat map of `pairs`.
-fn flat_map(pairs: &[(&str, &str)]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", pairs.len() * 2);
-    for (name, value) in pairs {
-        out.push_str(&bulk(name));
-        out.push_str(&bulk(value));
-    }
-    out.into_bytes()
-}
 
 fn failed(argument: &str, reason: &str) -> Vec<u8> {
     format!("-ERR CONFIG SET failed (possibly related to argument '{argument}') - {reason}\r\n")

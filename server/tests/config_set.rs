@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::replies::flat_map;
 use common::{login_plain, wait_for, RawClient, Server};
 use shardline::keyspace::slot::owner_shard;
 
@@ -18,20 +19,6 @@ fn keys_on_both_shards(prefix: &str) -> [String; 2] {
             .expect("a key on that shard")
     };
     [pick(0), pick(1)]
-}
-
-fn bulk(value: &str) -> String {
-    format!("${}\r\n{value}\r\n", value.len())
-}
-
-/// RESP2 flat map of `pairs`.
-fn flat_map(pairs: &[(&str, &str)]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", pairs.len() * 2);
-    for (name, value) in pairs {
-        out.push_str(&bulk(name));
-        out.push_str(&bulk(value));
-    }
-    out.into_bytes()
 }
 
 #[test]

@@ -63,3 +63,18 @@ pub fn strings(reply: Reply) -> Vec<String> {
         other => panic!("not an array: {other:?}"),
     }
 }
+
+/// The RESP2 bulk string `value` as sent: `$len\r\nvalue\r\n`.
+pub fn bulk(value: &str) -> String {
+    format!("${}\r\n{value}\r\n", value.len())
+}
+
+/// The RESP2 reply of a map (CONFIG GET's) holding `pairs`: a flat array, name then value.
+pub fn flat_map(pairs: &[(&str, &str)]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", pairs.len() * 2);
+    for (name, value) in pairs {
+        out.push_str(&bulk(name));
+        out.push_str(&bulk(value));
+    }
+    out.into_bytes()
+}
