@@ -71,12 +71,7 @@ pub async fn config(shard: &Shard, args: &[Bytes]) -> Frame {
 
 fn get(shard: &Shard, patterns: &[Bytes]) -> Frame {
     let runtime = shard.runtime.borrow();
-    let view = View {
-        config: &shard.shared.config,
-        runtime: &runtime,
-        bound: shard.shared.bound,
-        shards: shard.nr_shards,
-    };
+    let view = view(shard, &runtime);
     // The spelling a name is answered under: the first argument that matches it.
     let answered_as = |param: &params::Param, name: &'static str| {
         patterns.iter().find_map(|pattern| {
@@ -134,12 +129,7 @@ async fn set(shard: &Shard, pairs: &[Bytes]) -> Frame {
     }
     let next = {
         let runtime = shard.runtime.borrow();
-        let current = View {
-            config: &shard.shared.config,
-            runtime: &runtime,
-            bound: shard.shared.bound,
-            shards: shard.nr_shards,
-        };
+        let current = view(shard, &runtime);
         let mut next: RuntimeConfig = runtime.clone();
         for (param, name, value) in &found {
             if let Err(reason) = param.set(&current, &mut next, value) {
@@ -188,12 +178,7 @@ async fn set(shard: &Shard, pairs: &[Bytes]) -> Frame {
 /// (`--bind`; a restart moves them).
 fn check_port(shard: &Shard, param: &params::Param, value: &str) -> Result<(), String> {
     let runtime = shard.runtime.borrow();
-    let view = View {
-        config: &shard.shared.config,
-        runtime: &runtime,
-        bound: shard.shared.bound,
-        shards: shard.nr_shards,
-    };
+    let view = view(shard, &runtime);
     if param.value(&view) == value.trim() {
         return Ok(());
     }
@@ -210,6 +195,16 @@ fn check_port(shard: &Shard, param: &params::Param, value: &str) -> Result<(), S
         "shardline listens on {} (--bind) until restarted with another address",
         shard.shared.bound
     ))
+}
+
+/// What CONFIG GET shows of `shard` with its runtime configuration `runtime`.
+fn view<'a>(shard: &'a Shard, runtime: &'a RuntimeConfig) -> View<'a> {
+    View {
+        config: &shard.shared.config,
+        runtime,
+        bound: shard.shared.bound,
+        shards: shard.nr_shards,
+    }
 }
 
 fn failed(name: &str, reason: &str) -> Frame {
