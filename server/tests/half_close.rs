@@ -9,12 +9,11 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
 use common::reference::RedisReference;
-use common::{RawClient, Server};
+use common::{users_line, RawClient, Server};
 
 /// INCRs per client.
 const N: usize = 50;
@@ -31,16 +30,6 @@ enum HalfClose {
     /// rustls client: close_notify, then `shutdown(SHUT_WR)` (an OpenSSL client drops what it
     /// reads after sending close_notify, so it cannot be the one to show this).
     RustlsCloseNotify,
-}
-
-/// A `user:$6$…` users-file line made by mkpasswd (`rounds` SHA-512-crypt rounds).
-fn users_line(user: &str, password: &str, rounds: &str) -> String {
-    let out = Command::new("mkpasswd")
-        .args(["-m", "sha-512", "-R", rounds, password])
-        .output()
-        .expect("mkpasswd (package whois)");
-    assert!(out.status.success(), "mkpasswd: {out:?}");
-    format!("{user}:{}\n", String::from_utf8_lossy(&out.stdout).trim())
 }
 
 /// One write's worth: AUTH, DEL `key`, N × INCR `key`.

@@ -7,23 +7,12 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::Command;
 use std::time::Duration;
 
-use common::{RawClient, Server};
+use common::{users_line, RawClient, Server};
 use openssl::ssl::{SslConnector, SslMethod};
 
 const WRONGPASS: &[u8] = b"-WRONGPASS invalid username-password pair or user is disabled.\r\n";
-
-/// A `user:$6$…` users-file line made by mkpasswd (`rounds` SHA-512-crypt rounds).
-fn users_line(user: &str, password: &str, rounds: &str) -> String {
-    let out = Command::new("mkpasswd")
-        .args(["-m", "sha-512", "-R", rounds, password])
-        .output()
-        .expect("mkpasswd (package whois)");
-    assert!(out.status.success(), "mkpasswd: {out:?}");
-    format!("{user}:{}\n", String::from_utf8_lossy(&out.stdout).trim())
-}
 
 fn auth_request(user: &str, password: &str) -> Vec<u8> {
     format!(

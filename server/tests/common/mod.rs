@@ -869,3 +869,13 @@ pub fn int_reply(reply: &[u8]) -> i64 {
 pub fn text(reply: Vec<u8>) -> String {
     String::from_utf8_lossy(&reply).into_owned()
 }
+
+/// A `user:$6$…` users-file line made by mkpasswd (`rounds` SHA-512-crypt rounds).
+pub fn users_line(user: &str, password: &str, rounds: &str) -> String {
+    let out = std::process::Command::new("mkpasswd")
+        .args(["-m", "sha-512", "-R", rounds, password])
+        .output()
+        .expect("mkpasswd (package whois)");
+    assert!(out.status.success(), "mkpasswd: {out:?}");
+    format!("{user}:{}\n", String::from_utf8_lossy(&out.stdout).trim())
+}
