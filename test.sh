@@ -37,13 +37,22 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo build --workspace --locked
 # Every suite runs even after a failure, so one run shows every failing test.
 status=0
-cargo test --workspace --locked --no-fail-fast || status=$?
-SHARDLINE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/shardline" python3 -m pytest -q server/tests/py || status=$?
+# The failures are printed again at the very end: CI shows only the tail of the output.
+failures=$(mktemp)
+failed=()
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$failures.cargo" || { status=$?; failed+=("cargo test"); }
+SHARDLINE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/shardline" python3 -m pytest -q server/tests/py || { status=$?; failed+=("pytest server/tests/py"); }
 # deploy/: systemd unit, container, Kubernetes manifests, alert rules, dashboard.
-SHARDLINE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/shardline" python3 -m pytest -q deploy/tests || status=$?
+SHARDLINE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/shardline" python3 -m pytest -q deploy/tests || { status=$?; failed+=("pytest deploy/tests"); }
 # Redis 7.0.15's Tcl units (docs/compatibility.md): fails when a unit passes fewer tests than
 # its baseline in compat/baseline.txt.
-compat/run-units.sh "${CARGO_TARGET_DIR:-$PWD/target}/debug/shardline" || status=$?
+compat/run-units.sh "${CARGO_TARGET_DIR:-$PWD/target}/debug/shardline" || { status=$?; failed+=("compat/run-units.sh"); }
 # Each fuzz target for 30 s from its seeds (installs cargo-fuzz when missing).
-fuzz/run.sh 30 || status=$?
+fuzz/run.sh 30 || { status=$?; failed+=("fuzz/run.sh"); }
+if [ "$status" != 0 ]; then
+  echo "test.sh: FAILED (exit $status): ${failed[*]}"
+  echo "test.sh: failing Rust tests, with their panics:"
+  grep -E '^test .* FAILED$|^---- |panicked at|^thread .* panicked|assertion' "$failures.cargo" | head -60 || true
+fi
+rm -f "$failures" "$failures.cargo"
 exit "$status"
