@@ -95,6 +95,10 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     prepare_users(&config, &users_path, bound)?;
     let limits = users_limits(&config);
     let users = Users::load(&users_path, &limits).map_err(|err| err.to_string())?;
+    let libraries = crate::scripting::library_store::load(&crate::scripting::library_store::path(
+        &config.data_dir,
+    ))
+    .map_err(|err| format!("cannot load the function libraries: {err}"))?;
 
     // Held (open and locked) until `run` returns.
     let _data_dir_lock = match config.appendonly {
@@ -170,6 +174,7 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         .map(|_| std::sync::atomic::AtomicUsize::new(0))
         .collect();
     let shared = Arc::new(Shared {
+        scripts: crate::scripting::Scripts::new(cpus.len(), libraries),
         config,
         blocking_in_flight,
         users: ArcSwap::from_pointee(users),

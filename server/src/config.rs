@@ -346,6 +346,15 @@ pub struct ServerConfig {
     #[arg(long, env = "SHARDLINE_SLOWLOG_LOG_SLOWER_THAN", default_value_t = 10_000,
           allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-1..))]
     pub slowlog_log_slower_than: i64,
+    /// A script or function running longer than this many ms is busy: other clients get
+    /// `-BUSY` for commands on the shards it holds, and SCRIPT KILL / FUNCTION KILL may stop
+    /// it (Redis's `busy-reply-threshold`, alias `lua-time-limit`). 0 = busy at once.
+    #[arg(long, env = "SHARDLINE_BUSY_REPLY_THRESHOLD", default_value_t = 5000)]
+    pub busy_reply_threshold: u64,
+    /// Memory one shard's Lua VM may use, in bytes: a script that allocates past it fails
+    /// with `not enough memory` and nothing else is lost (0 = no limit).
+    #[arg(long, env = "SHARDLINE_SCRIPT_MEMORY_LIMIT", default_value_t = 256 * 1024 * 1024)]
+    pub script_memory_limit: usize,
     /// Slowlog entries kept per shard, oldest dropped first (Redis's `slowlog-max-len`).
     #[arg(long, env = "SHARDLINE_SLOWLOG_MAX_LEN", default_value_t = 128)]
     pub slowlog_max_len: usize,

@@ -31,6 +31,7 @@ pub mod pubsub;
 pub mod rdb;
 pub mod resp;
 pub mod runtime;
+pub mod scripting;
 pub mod server;
 pub mod shard;
 pub mod shutdown;

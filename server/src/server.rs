@@ -34,6 +34,8 @@ use crate::tls::ServerTls;
 pub struct Shared {
     /// The parsed command line.
     pub config: ServerConfig,
+    /// Cached scripts and running scripts, for every shard ([`crate::scripting`]).
+    pub scripts: crate::scripting::Scripts,
     /// Per shard: blocking commands of other shards' connections on their way to queue on
     /// that shard's keys ([`crate::blocking`]); while any is, the shard defers serving its
     /// waiters, so one that came first is not overtaken by a later one queued locally.
@@ -372,6 +374,7 @@ async fn shard_main(
         pubsub: crate::pubsub::Registry::default(),
         quiet_events: Cell::new(0),
         blocking: Default::default(),
+        scripting: Default::default(),
     });
     shard.blocking.set_shard(&shard);
     if let Some(aof) = &shard.aof {

@@ -137,6 +137,8 @@ pub struct Shard {
     pub quiet_events: Cell<u16>,
     /// Blocked clients: waiters on this shard's keys, and this shard's blocked connections.
     pub blocking: crate::blocking::Blocking,
+    /// This shard's Lua VM ([`crate::scripting`]).
+    pub scripting: crate::scripting::ShardScripting,
 }
 
 impl Shard {

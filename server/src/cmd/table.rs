@@ -135,6 +135,16 @@ pub const COMPOSED: &[&str] = &[
 
 const PUBSUB_NOSCRIPT: &[&str] = &["pubsub", "noscript", "loading", "stale"];
 
+const SCRIPT_RUN: &[&str] = &["noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"];
+const SCRIPT_RUN_RO: &[&str] = &[
+    "readonly",
+    "noscript",
+    "stale",
+    "skip_monitor",
+    "no_mandatory_keys",
+    "movablekeys",
+];
+
 const TX_FAST: &[&str] = &["noscript", "loading", "stale", "fast", "allow_busy"];
 
 use KeyRouting::{AllShards, Connection, MultiKey, SingleKey};
@@ -361,7 +371,13 @@ static COMMANDS: &[CommandSpec] = &[
     c("object", -2, &[], K0, Connection, "generic", "2.2.3", "A container for object introspection commands", &["@slow"]),
     c("memory", -2, &[], K0, Connection, "server", "4.0.0", "A container for memory diagnostics commands", &["@slow"]),
     c("slowlog", -2, &[], K0, Connection, "server", "2.2.12", "A container for slow log commands", &["@slow"]),
-    // scripting: no Lua here (see connection/commands/scripting.rs)
+    // scripting (connection/commands/scripting.rs, functions.rs)
+    c("eval", -3, SCRIPT_RUN, K0, Connection, "scripting", "2.6.0", "Execute a Lua script server side", &["@slow", "@scripting"]),
+    c("evalsha", -3, SCRIPT_RUN, K0, Connection, "scripting", "2.6.0", "Execute a Lua script server side", &["@slow", "@scripting"]),
+    c("eval_ro", -3, SCRIPT_RUN_RO, K0, Connection, "scripting", "7.0.0", "Execute a read-only Lua script server side", &["@slow", "@scripting"]),
+    c("evalsha_ro", -3, SCRIPT_RUN_RO, K0, Connection, "scripting", "7.0.0", "Execute a read-only Lua script server side", &["@slow", "@scripting"]),
+    c("fcall", -3, SCRIPT_RUN, K0, Connection, "scripting", "7.0.0", "Invoke a function", &["@slow", "@scripting"]),
+    c("fcall_ro", -3, SCRIPT_RUN_RO, K0, Connection, "scripting", "7.0.0", "Invoke a read-only function", &["@slow", "@scripting"]),
     c("function", -2, &[], K0, Connection, "scripting", "7.0.0", "A container for function commands", &["@slow"]),
     c("script", -2, &[], K0, Connection, "scripting", "2.6.0", "A container for Lua scripts management commands", &["@slow"]),
 ];

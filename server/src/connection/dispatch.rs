@@ -111,6 +111,16 @@ pub async fn dispatch(
             return Flow::Continue;
         }
     }
+    if shard.shared.scripts.busy.any() && scope.is_none() {
+        if let Some(refused) = busy_refusal(shard, spec, args) {
+            if let Some(txn) = &mut session.transaction {
+                txn.aborted = true;
+            }
+            shard.metrics.command_error("command");
+            pipeline.ready(protocol, refused);
+            return Flow::Continue;
+        }
+    }
     // Commands inside an EXEC already passed the pause with it.
     if shard.info.pause.is_set() && scope.is_none() {
         wait_while_paused(shard, session, args, pipeline).await;
@@ -352,6 +362,32 @@ fn refuse_while_subscribed(spec: &CommandSpec, args: &[Bytes]) -> Option<Frame> 
         "ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / \
          RESET are allowed in this context"
     )))
+}
+
+/// Redis 7 `processCommand`'s `-BUSY` while a script runs past `busy-reply-threshold`: for a
+/// command on a shard the script holds, or with no key, unless it may run meanwhile
+/// (`allow_busy`: AUTH, MULTI …, SCRIPT KILL, FUNCTION KILL and STATS, SHUTDOWN).
+fn busy_refusal(shard: &Shard, spec: &CommandSpec, args: &[Bytes]) -> Option<Frame> {
+    if spec.has_flag("allow_busy") {
+        return None;
+    }
+    if matches!(spec.name, "script" | "function") {
+        let sub = args.get(1).map(|a| &a[..]).unwrap_or_default();
+        if sub.eq_ignore_ascii_case(b"kill") || sub.eq_ignore_ascii_case(b"stats") {
+            return None;
+        }
+    }
+    let owner = match spec.routing {
+        KeyRouting::SingleKey => args.get(1).map(|key| shard.owner_of(key)),
+        KeyRouting::MultiKey { step } => {
+            let mut owners = args[1..].iter().step_by(step.max(1)).map(|k| shard.owner_of(k));
+            let first = owners.next();
+            first.filter(|&o| owners.all(|other| other == o))
+        }
+        KeyRouting::Connection | KeyRouting::AllShards => None,
+    };
+    let function = shard.shared.scripts.busy.blocking(owner)?;
+    Some(Frame::error(crate::scripting::busy::busy_error(function)))
 }
 
 /// AUTH, HELLO, QUIT and RESET are served before authentication (Redis's CMD_NO_AUTH).

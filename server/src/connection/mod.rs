@@ -7,7 +7,7 @@
 //! dispatch, reply until QUIT, EOF, a protocol error or shutdown → close_notify. The TLS
 //! library is `--tls-provider`'s (OpenSSL or rustls); everything else is the same for both.
 
-mod commands;
+pub mod commands;
 mod dispatch;
 mod duplex;
 mod handshake;

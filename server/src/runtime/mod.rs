@@ -140,6 +140,8 @@ pub struct RuntimeConfig {
     pub slowlog_log_slower_than: i64,
     /// `slowlog-max-len`: entries kept per shard.
     pub slowlog_max_len: usize,
+    /// `busy-reply-threshold` (alias `lua-time-limit`), ms: a script running longer is busy.
+    pub busy_reply_threshold_ms: u64,
     /// `client-output-buffer-limit` of the `normal` class.
     pub client_output_buffer_limit: OutputBufferLimit,
     /// The `replica` (`slave`) class as last set: shown by CONFIG GET, no client of it here.
@@ -228,6 +230,7 @@ impl RuntimeConfig {
             appendfsync: config.appendfsync,
             slowlog_log_slower_than: config.slowlog_log_slower_than,
             slowlog_max_len: config.slowlog_max_len,
+            busy_reply_threshold_ms: config.busy_reply_threshold,
             client_output_buffer_limit: config.client_output_buffer_limit,
             replica_output_limit: DEFAULT_REPLICA_OUTPUT_LIMIT,
             pubsub_output_limit: config.client_output_buffer_limit_pubsub,

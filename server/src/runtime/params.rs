@@ -541,6 +541,15 @@ static PARAMS: &[Param] = &[
         },
     ),
     rw(
+        "busy-reply-threshold",
+        Some("lua-time-limit"),
+        |v| v.runtime.busy_reply_threshold_ms.to_string(),
+        |r, v| {
+            r.busy_reply_threshold_ms = integer(v, 0, i64::MAX)? as u64;
+            Ok(())
+        },
+    ),
+    rw(
         "slowlog-max-len",
         None,
         |v| v.runtime.slowlog_max_len.to_string(),

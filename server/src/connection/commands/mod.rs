@@ -13,6 +13,7 @@ mod config;
 mod cross_shard;
 mod debug;
 mod debug_data;
+mod functions;
 mod info;
 mod info_figures;
 mod keyspace_wide;
@@ -121,8 +122,12 @@ pub async fn execute(
         name if composed::serves(name) => {
             composed::execute(shard, session.db, session.txn_scope, name, args).await
         }
-        "function" => scripting::function(&args),
-        "script" => scripting::script(&args),
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" => {
+            scripting::eval(shard, session, spec.name, &args).await
+        }
+        "fcall" | "fcall_ro" => functions::fcall(shard, session, spec.name, &args).await,
+        "function" => functions::function(shard, &args).await,
+        "script" => scripting::script(shard, &args).await,
         other => Frame::error(format!("ERR unknown command '{other}'")),
     };
     if let Frame::Error(text) = &reply {
@@ -140,7 +145,8 @@ fn is_resetstat(args: &[Bytes]) -> bool {
 }
 
 /// TIME: `[unix seconds, microseconds]` as bulk strings (Redis 7 `timeCommand`).
-fn time() -> Frame {
+/// TIME's reply: seconds and microseconds since the Unix epoch.
+pub fn time() -> Frame {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -159,5 +165,39 @@ fn select(shard: &Shard, session: &mut Session, index: &[u8]) -> Frame {
             Frame::ok()
         }
         Err(err) => err,
+    }
+}
+
+/// Whether a script's `redis.call` may run `name`, a connection-routed command with keys
+/// (RENAME, SMOVE, SINTERSTORE …), through [`script_keyspace_command`].
+pub fn script_composed(name: &str) -> bool {
+    composed::serves(name) || matches!(name, "rename" | "renamenx" | "copy" | "msetnx" | "lcs")
+}
+
+/// The owner shards of the keys of `args`, a command [`script_composed`] accepts.
+pub fn script_composed_owners(shard: &Shard, name: &str, args: &[Bytes]) -> Vec<usize> {
+    let keys: Vec<Bytes> = match name {
+        "msetnx" => args[1..].iter().step_by(2).cloned().collect(),
+        "rename" | "renamenx" | "copy" | "lcs" => args[1..3.min(args.len())].to_vec(),
+        _ => composed_keys::keys_of(name, args),
+    };
+    keys.iter().map(|key| shard.owner_of(key)).collect()
+}
+
+/// Runs a keyspace command of a script whose keys span shards or every shard (KEYS,
+/// FLUSHALL, RENAME, SUNIONSTORE …) inside the script's transaction `txn`, which holds them.
+pub async fn script_keyspace_command(
+    shard: &Rc<Shard>,
+    db: usize,
+    txn: Option<crate::forward::TxnId>,
+    spec: &'static CommandSpec,
+    args: Vec<Bytes>,
+) -> Frame {
+    match spec.name {
+        "rename" | "renamenx" | "copy" | "msetnx" | "lcs" => {
+            cross_shard::execute(shard, db, txn, spec.name, args).await
+        }
+        name if composed::serves(name) => composed::execute(shard, db, txn, name, args).await,
+        _ => all_shards(shard, db, txn, spec, args).await,
     }
 }

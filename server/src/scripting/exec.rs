@@ -1,0 +1,291 @@
+//! One `redis.call` / `redis.pcall`: Redis 7.0's checks (`scriptCall`), then the command run on
+//! its owner shard — at once when that is the script's own shard, else by a hop inside the
+//! script's transaction ([`hop`]).
+//!
+//! A script may touch keys it did not declare. When such a key lives on a shard the script
+//! does not hold and the script has written nothing yet, it is stopped and run again holding
+//! every shard (`RunContext::restart`, [`super::run`]); its SHA is remembered, so later runs
+//! hold every shard from the start. After a write it cannot be run again, so the command
+//! fails with [`NOT_HELD`].
+
+use std::rc::Rc;
+
+use bytes::Bytes;
+
+use super::context::{RunContext, ShardWrites};
+use crate::cmd::fanout;
+use crate::cmd::table::{self, CommandSpec, KeyRouting};
+use crate::forward::ShardJob;
+use crate::resp::Frame;
+use crate::shard::{admission, Shard};
+
+/// The error of a command touching a shard the script does not hold, after the script wrote.
+pub const NOT_HELD: &str = "ERR this script wrote and then touched a key on a shard it had not \
+locked (a key not declared in KEYS); it will lock every shard from its next run on";
+
+/// Where a command runs.
+pub enum Plan {
+    /// Its reply, computed now.
+    Done(Frame),
+    /// It must hop to other shards: run [`hop`].
+    Hop(&'static CommandSpec),
+}
+
+/// Checks `args` as Redis checks a script's command and runs it if it stays on this shard.
+pub fn call_now(ctx: &RunContext, args: &[Bytes]) -> Plan {
+    let spec = match check(ctx, args) {
+        Ok(spec) => spec,
+        Err(error) => return Plan::Done(error),
+    };
+    let shard = &ctx.shard;
+    let here = shard.id;
+    match spec.routing {
+        KeyRouting::SingleKey => {
+            let owner = shard.owner_of(&args[1]);
+            if owner == here {
+                Plan::Done(run_here(ctx, spec, args))
+            } else {
+                reach(ctx, spec, &[owner])
+            }
+        }
+        KeyRouting::MultiKey { step } => {
+            let owners: Vec<usize> = args[1..]
+                .iter()
+                .step_by(step.max(1))
+                .map(|key| shard.owner_of(key))
+                .collect();
+            if owners.iter().all(|&o| o == here) {
+                Plan::Done(run_here(ctx, spec, args))
+            } else {
+                reach(ctx, spec, &owners)
+            }
+        }
+        KeyRouting::AllShards => {
+            if ctx.access.holds_all() {
+                Plan::Hop(spec)
+            } else {
+                not_held(ctx)
+            }
+        }
+        KeyRouting::Connection => connection_command(ctx, spec, args),
+    }
+}
+
+/// Redis 7.0's refusals of a script's command, with its texts.
+fn check(ctx: &RunContext, args: &[Bytes]) -> Result<&'static CommandSpec, Frame> {
+    let Some(spec) = args.first().and_then(|name| table::lookup(name)) else {
+        return Err(Frame::error("ERR Unknown Redis command called from script"));
+    };
+    if !spec.arity_ok(args.len()) {
+        return Err(Frame::error(
+            "ERR Wrong number of args calling Redis command from script",
+        ));
+    }
+    if spec.has_flag("noscript") || !allowed_connection_command(spec) {
+        return Err(Frame::error(
+            "ERR This Redis command is not allowed from script",
+        ));
+    }
+    if spec.has_flag("write") && ctx.read_only {
+        return Err(Frame::error(
+            "ERR Write commands are not allowed from read-only scripts.",
+        ));
+    }
+    Ok(spec)
+}
+
+/// Connection-level commands a script may call; the others are refused as Redis refuses
+/// `noscript` commands.
+fn allowed_connection_command(spec: &CommandSpec) -> bool {
+    spec.routing != KeyRouting::Connection
+        || matches!(spec.name, "ping" | "echo" | "time" | "select")
+        || composed_owners_known(spec.name)
+}
+
+fn composed_owners_known(name: &str) -> bool {
+    crate::connection::commands::script_composed(name)
+}
+
+fn connection_command(ctx: &RunContext, spec: &'static CommandSpec, args: &[Bytes]) -> Plan {
+    let reply = match spec.name {
+        "ping" => match args {
+            [_] => Frame::Simple("PONG".into()),
+            [_, message] => Frame::Bulk(message.clone()),
+            _ => crate::cmd::reply::wrong_arity("ping"),
+        },
+        "echo" => Frame::Bulk(args[1].clone()),
+        "time" => crate::connection::commands::time(),
+        "select" => {
+            let databases = ctx.shard.shared.config.databases;
+            match crate::cmd::databases::db_index(&args[1], databases, None) {
+                Ok(db) => {
+                    ctx.db.set(db);
+                    Frame::ok()
+                }
+                Err(err) => err,
+            }
+        }
+        name => {
+            let owners = crate::connection::commands::script_composed_owners(
+                &ctx.shard,
+                name,
+                args,
+            );
+            return reach(ctx, spec, &owners);
+        }
+    };
+    Plan::Done(reply)
+}
+
+/// A command whose keys live on `owners`: a hop when the script holds them all, else the
+/// script restarts holding every shard (or fails, after a write).
+fn reach(ctx: &RunContext, spec: &'static CommandSpec, owners: &[usize]) -> Plan {
+    if owners.iter().all(|&o| ctx.access.holds(o)) {
+        Plan::Hop(spec)
+    } else {
+        not_held(ctx)
+    }
+}
+
+fn not_held(ctx: &RunContext) -> Plan {
+    if ctx.wrote.get() {
+        Plan::Done(Frame::error(NOT_HELD))
+    } else {
+        ctx.restart.set(true);
+        Plan::Done(Frame::error(
+            "ERR script restarted to lock every shard (internal)",
+        ))
+    }
+}
+
+/// Runs `args` on this shard (all its keys live here).
+fn run_here(ctx: &RunContext, spec: &CommandSpec, args: &[Bytes]) -> Frame {
+    let shard = &ctx.shard;
+    let writes = spec.has_flag("write");
+    if writes {
+        before_write(ctx, shard.id, shard.aof.as_ref().map(|aof| aof.writer.mark()));
+    }
+    shard.execute_local(ctx.db.get(), args)
+}
+
+/// Notes a write on shard `owner`, whose log position before it is `mark` (taken before its
+/// first write only).
+fn before_write(ctx: &RunContext, owner: usize, mark: Option<(usize, u64)>) {
+    if !ctx.wrote.replace(true) {
+        ctx.shard.shared.scripts.busy.wrote(ctx.shard.id);
+    }
+    let mut writes = ctx.writes.borrow_mut();
+    if writes.len() <= owner {
+        writes.resize(owner + 1, ShardWrites::default());
+    }
+    let entry = &mut writes[owner];
+    if entry.count == 0 {
+        entry.mark = mark;
+    }
+    entry.count += 1;
+}
+
+/// Runs a command [`call_now`] planned as a hop: on its owner shards, inside the script's
+/// transaction. Replies do not wait for the logs here; the script's reply does
+/// ([`super::run`]).
+pub async fn hop(ctx: Rc<RunContext>, spec: &'static CommandSpec, args: Vec<Bytes>) -> Frame {
+    let shard = ctx.shard.clone();
+    let txn = Some(ctx.access.txn());
+    let db = ctx.db.get();
+    let writes = spec.has_flag("write");
+    match spec.routing {
+        KeyRouting::SingleKey => {
+            let owner = shard.owner_of(&args[1]);
+            if writes {
+                note_remote_write(&ctx, owner).await;
+            }
+            let job: ShardJob = Box::new(move |s: &Shard| s.execute_local(db, &args));
+            run_without_sync(&shard, owner, txn, job).await
+        }
+        KeyRouting::MultiKey { step } => {
+            let parts = match fanout::split_keys(&args, step, shard.nr_shards) {
+                Ok(parts) => parts,
+                Err(err) => return err,
+            };
+            let nkeys = (args.len() - 1) / step.max(1);
+            let mut replies = Vec::with_capacity(parts.len());
+            for (owner, sub_args, positions) in parts {
+                if writes {
+                    note_remote_write(&ctx, owner).await;
+                }
+                let job: ShardJob = Box::new(move |s: &Shard| s.execute_local(db, &sub_args));
+                replies.push((positions, run_without_sync(&shard, owner, txn, job).await));
+            }
+            fanout::merge_replies(spec.name, nkeys, replies)
+        }
+        KeyRouting::AllShards | KeyRouting::Connection => {
+            if writes {
+                for owner in 0..shard.nr_shards {
+                    if ctx.access.holds(owner) {
+                        note_remote_write(&ctx, owner).await;
+                    }
+                }
+            }
+            crate::connection::commands::script_keyspace_command(&shard, db, txn, spec, args)
+                .await
+        }
+    }
+}
+
+/// Notes a write on shard `owner` before it happens, fetching that shard's log mark first.
+async fn note_remote_write(ctx: &RunContext, owner: usize) {
+    let first = ctx
+        .writes
+        .borrow()
+        .get(owner)
+        .is_none_or(|w| w.count == 0);
+    let mark = if first {
+        let job: ShardJob = Box::new(|s: &Shard| match &s.aof {
+            Some(aof) => {
+                let (index, offset) = aof.writer.mark();
+                Frame::Array(vec![
+                    Frame::Integer(index as i64),
+                    Frame::Integer(offset as i64),
+                ])
+            }
+            None => Frame::Null,
+        });
+        let reply = if owner == ctx.shard.id {
+            job(&ctx.shard)
+        } else {
+            run_without_sync(&ctx.shard, owner, Some(ctx.access.txn()), job).await
+        };
+        match reply {
+            Frame::Array(parts) => match parts.as_slice() {
+                [Frame::Integer(index), Frame::Integer(offset)] => {
+                    Some((*index as usize, *offset as u64))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    } else {
+        None
+    };
+    before_write(ctx, owner, mark);
+}
+
+/// Runs `job` on `owner` inside `txn` without waiting for the owner's log.
+pub async fn run_without_sync(
+    shard: &Rc<Shard>,
+    owner: usize,
+    txn: Option<crate::forward::TxnId>,
+    job: ShardJob,
+) -> Frame {
+    if owner == shard.id {
+        return match shard.run_gated(admission(txn), job) {
+            Ok(frame) => frame,
+            Err(receiver) => crate::forward::await_reply(receiver).await,
+        };
+    }
+    let receiver = shard
+        .peers
+        .submit(owner, job, false, admission(txn))
+        .await;
+    crate::forward::await_reply(receiver).await
+}

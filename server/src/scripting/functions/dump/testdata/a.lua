@@ -1,0 +1,2 @@
+#!lua name=a
+redis.register_function('f',function()end)

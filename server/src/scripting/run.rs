@@ -1,0 +1,319 @@
+//! Running one script or function call: taking the gates of the shards it needs, running it in
+//! a coroutine of the shard's VM under the count hook, wrapping its writes in each shard's log
+//! and waiting for them to be durable, then giving the gates back.
+
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use mlua::{Function, MultiValue, Table, ThreadStatus, Value};
+use shardline_metrics::Activity;
+
+use super::context::{self, Access, RunContext, ShardWrites};
+use super::convert::lua_to_reply;
+use super::exec::{self, run_without_sync};
+use super::call;
+use super::hook::{self, Verdict};
+use super::vm::Vm;
+use crate::forward::{ShardJob, TxnId};
+use crate::resp::Frame;
+use crate::server::Shared;
+use crate::shard::Shard;
+use crate::slowlog::ClientTag;
+use crate::txn;
+
+/// One call of a script or function.
+pub struct Call {
+    /// KEYS (or a function's `keys`).
+    pub keys: Vec<Bytes>,
+    /// ARGV (or a function's `args`).
+    pub argv: Vec<Bytes>,
+    /// The caller's database.
+    pub db: usize,
+    /// The caller, for SLOWLOG entries of inner commands.
+    pub client: ClientTag,
+    /// The EXEC transaction the call runs in, if any (it holds every shard).
+    pub outer: Option<TxnId>,
+    /// Whether the script may only read (EVAL_RO, FCALL_RO, `no-writes`).
+    pub read_only: bool,
+}
+
+/// What runs: an EVAL script's compiled function, or a function's callback.
+pub struct Target {
+    /// The function to call.
+    pub function: Function,
+    /// How errors name it: the SHA1 of a script, the name of a function.
+    pub label: String,
+    /// Whether it is a function (FCALL): called as `f(keys, args)`, killed by FUNCTION KILL.
+    pub is_function: bool,
+    /// The key under which a script that touched undeclared keys is remembered.
+    pub undeclared_key: String,
+}
+
+/// Runs `target` with `call` on `shard` in `vm`; its reply.
+pub async fn run(shard: &Rc<Shard>, vm: &Rc<Vm>, target: &Target, call: Call) -> Frame {
+    let scripts = &shard.shared.scripts;
+    let mut every_shard = scripts.touches_undeclared(&target.undeclared_key);
+    loop {
+        let (access, gates) = match call.outer {
+            Some(outer) => (Access::Outer(outer), None),
+            None => {
+                let wanted: Vec<usize> = if every_shard {
+                    (0..shard.nr_shards).collect()
+                } else {
+                    call.keys
+                        .iter()
+                        .map(|key| shard.owner_of(key))
+                        .chain([shard.id])
+                        .collect()
+                };
+                let gates = txn::lock(shard, wanted.iter().copied()).await;
+                let mut held = vec![false; shard.nr_shards];
+                for owner in wanted {
+                    held[owner] = true;
+                }
+                (
+                    Access::Gated {
+                        txn: gates.id(),
+                        held,
+                    },
+                    Some(gates),
+                )
+            }
+        };
+        let ctx = Rc::new(RunContext {
+            shard: shard.clone(),
+            db: std::cell::Cell::new(call.db),
+            client: call.client.clone(),
+            access,
+            read_only: call.read_only,
+            resp: std::cell::Cell::new(2),
+            wrote: std::cell::Cell::new(false),
+            restart: std::cell::Cell::new(false),
+            writes: std::cell::RefCell::new(Vec::new()),
+            is_function: target.is_function,
+        });
+        let reply = run_once(vm, target, &call, &ctx).await;
+        let reply = settle_writes(&ctx, reply).await;
+        if let Some(gates) = gates {
+            gates.release().await;
+        }
+        if ctx.restart.get() && !every_shard {
+            scripts.mark_undeclared(&target.undeclared_key);
+            every_shard = true;
+            continue;
+        }
+        return reply;
+    }
+}
+
+/// Wraps the script's writes in each shard's log (MULTI/EXEC where it ran two or more) and
+/// returns `reply` once they are durable.
+async fn settle_writes(ctx: &RunContext, reply: Frame) -> Frame {
+    let writes: Vec<(usize, ShardWrites)> = ctx
+        .writes
+        .borrow()
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, w)| w.count > 0)
+        .collect();
+    let shard = &ctx.shard;
+    let txn = Some(ctx.access.txn());
+    for (owner, written) in writes {
+        let mark = written.mark.filter(|_| written.count > 1);
+        let job: ShardJob = Box::new(move |s: &Shard| {
+            if let (Some(mark), Some(aof)) = (mark, &s.aof) {
+                aof.writer.wrap_multi(mark);
+            }
+            Frame::ok()
+        });
+        if owner == shard.id {
+            job(shard);
+        } else {
+            run_without_sync(shard, owner, txn, job).await;
+            // A durable no-op: its reply waits for the owner's log.
+            let sync: ShardJob = Box::new(|_: &Shard| Frame::ok());
+            shard.run_on_in(owner, txn, sync).await;
+        }
+    }
+    shard.durable_reply(reply).await
+}
+
+/// One run of the script, holding what `ctx.access` says.
+async fn run_once(vm: &Vm, target: &Target, call: &Call, ctx: &Rc<RunContext>) -> Frame {
+    shardline_metrics::activity::set(Activity::Other("script"));
+    let shard = &ctx.shard;
+    let shared = shard.shared.clone();
+    let held: Vec<bool> = (0..shard.nr_shards)
+        .map(|o| ctx.access.holds(o))
+        .collect();
+    shared
+        .scripts
+        .busy
+        .start(shard.id, &held, target.is_function);
+    let _entered = context::enter(ctx.clone());
+    let threshold = Duration::from_millis(shard.runtime.borrow().busy_reply_threshold_ms);
+    let _installed = hook::install(check(shared.clone(), shard.id, threshold, target.is_function));
+    let outcome = call_target(vm, target, call, ctx).await;
+    shared.scripts.busy.finish(shard.id);
+    match outcome {
+        Ok(values) => reply_of(values, ctx.resp.get(), &target.label),
+        Err(err) => Frame::error(format!(
+            "ERR Error running script {}, {}",
+            target.label,
+            root_message(&err)
+        )),
+    }
+}
+
+/// Runs the target in a coroutine of the VM, performing the hops its redis.calls ask for
+/// and yielding to the reactor when the count hook suspends it; the sandbox's `run` results.
+async fn call_target(
+    vm: &Vm,
+    target: &Target,
+    call: &Call,
+    ctx: &Rc<RunContext>,
+) -> mlua::Result<MultiValue> {
+    let lua = &vm.lua;
+    let keys = strings(lua, &call.keys)?;
+    let argv = strings(lua, &call.argv)?;
+    let thread = lua.create_thread(vm.run.clone())?;
+    hook::adopt(&thread);
+    let mut args = if target.is_function {
+        MultiValue::from_iter([
+            Value::Function(target.function.clone()),
+            Value::Table(keys),
+            Value::Table(argv),
+        ])
+    } else {
+        vm.globals.raw_set("KEYS", keys)?;
+        vm.globals.raw_set("ARGV", argv)?;
+        MultiValue::from_iter([Value::Function(target.function.clone())])
+    };
+    loop {
+        let values: MultiValue = thread.resume(args)?;
+        if thread.status() != ThreadStatus::Resumable {
+            return Ok(values);
+        }
+        args = MultiValue::new();
+        match call::take_pending() {
+            Some(hop) => {
+                let resp = ctx.resp.get();
+                match exec::hop(ctx.clone(), hop.spec, hop.args).await {
+                    Frame::Error(text) if hop.raise => {
+                        // SAFETY: the coroutine that yielded for the hop is suspended.
+                        unsafe { hook::raise_next(hop.state, text) };
+                    }
+                    frame => {
+                        call::set_result(frame, resp);
+                        args.push_back(vm.push_result.call::<Value>(())?);
+                    }
+                }
+            }
+            None => glommio::yield_if_needed().await,
+        }
+    }
+}
+
+/// A Lua array of `items` as strings.
+fn strings(lua: &mlua::Lua, items: &[Bytes]) -> mlua::Result<Table> {
+    let table = lua.create_table_with_capacity(items.len(), 0)?;
+    for (i, item) in items.iter().enumerate() {
+        table.raw_set(i + 1, lua.create_string(item)?)?;
+    }
+    Ok(table)
+}
+
+/// The hook's check for a script running on shard `id` since now.
+fn check(
+    shared: Arc<Shared>,
+    id: usize,
+    threshold: Duration,
+    is_function: bool,
+) -> Box<dyn FnMut() -> Verdict> {
+    let started = Instant::now();
+    let mut marked = false;
+    Box::new(move || {
+        if shared.scripts.busy.kill_requested(id) {
+            return Verdict::Stop(if is_function {
+                "ERR Script killed by user with FUNCTION KILL..."
+            } else {
+                "ERR Script killed by user with SCRIPT KILL..."
+            });
+        }
+        if shared.shutdown.is_requested() {
+            return Verdict::Stop("ERR Script killed by the server's shutdown");
+        }
+        if !marked && started.elapsed() >= threshold {
+            marked = true;
+            shared.scripts.busy.mark_busy(id);
+        }
+        if glommio::executor().need_preempt() {
+            Verdict::Yield
+        } else {
+            Verdict::Continue
+        }
+    })
+}
+
+/// The sandbox's `run` results as the reply: `true, value` or `false, error, source, line`.
+fn reply_of(values: MultiValue, resp: u8, label: &str) -> Frame {
+    let mut values = values.into_iter();
+    match values.next() {
+        Some(Value::Boolean(true)) => lua_to_reply(&values.next().unwrap_or(Value::Nil), resp),
+        _ => {
+            let error = values.next().unwrap_or(Value::Nil);
+            let source = match values.next() {
+                Some(Value::String(s)) => Some(s.to_string_lossy().to_string()),
+                _ => None,
+            };
+            let line = match values.next() {
+                Some(Value::Number(n)) => Some(n as i64),
+                Some(Value::Integer(n)) => Some(n as i64),
+                _ => None,
+            };
+            error_reply(error, source, line, label)
+        }
+    }
+}
+
+/// Redis 7.0's reply for a script that raised `error` at `source`:`line`
+/// (`luaCallFunction`): an error table's `err` as it is, anything else after `ERR `, then
+/// ` script: <label>, on <source>:<line>.`.
+fn error_reply(error: Value, source: Option<String>, line: Option<i64>, label: &str) -> Frame {
+    let text = match &error {
+        Value::Table(t) => match t.raw_get::<Value>("err") {
+            Ok(Value::String(s)) => s.to_string_lossy().to_string(),
+            _ => "ERR execution failure".to_owned(),
+        },
+        Value::String(s) => format!("ERR {}", s.to_string_lossy()),
+        Value::Nil => "ERR nil".to_owned(),
+        Value::Error(err) => {
+            let position = match (&source, line) {
+                (Some(src), Some(line)) => format!("{}:{line}: ", src.trim_start_matches('@')),
+                _ => String::new(),
+            };
+            format!("ERR {position}{}", root_message(err))
+        }
+        other => format!("ERR {}", other.to_string().unwrap_or_default()),
+    };
+    match (source, line) {
+        (Some(source), Some(line)) => {
+            Frame::error(format!("{text} script: {label}, on {source}:{line}."))
+        }
+        _ => Frame::error(text),
+    }
+}
+
+/// The message of a Lua error without mlua's wrapping (callback and traceback layers).
+pub fn root_message(err: &mlua::Error) -> String {
+    match err {
+        mlua::Error::CallbackError { cause, .. } => root_message(cause),
+        mlua::Error::RuntimeError(message) => message.clone(),
+        mlua::Error::MemoryError(_) => "not enough memory".to_owned(),
+        mlua::Error::ExternalError(e) => e.to_string(),
+        other => other.to_string(),
+    }
+}
