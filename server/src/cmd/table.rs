@@ -379,6 +379,8 @@ static COMMANDS: &[CommandSpec] = &[
     c("fcall", -3, SCRIPT_RUN, K0, Connection, "scripting", "7.0.0", "Invoke a function", &["@slow", "@scripting"]),
     c("fcall_ro", -3, SCRIPT_RUN_RO, K0, Connection, "scripting", "7.0.0", "Invoke a read-only function", &["@slow", "@scripting"]),
     c("function", -2, &[], K0, Connection, "scripting", "7.0.0", "A container for function commands", &["@slow"]),
+    // cluster: standalone only, every subcommand answers as Redis without cluster support
+    c("cluster", -2, &[], K0, Connection, "cluster", "3.0.0", "A container for cluster commands", &["@slow"]),
     c("script", -2, &[], K0, Connection, "scripting", "2.6.0", "A container for Lua scripts management commands", &["@slow"]),
 ];
 

@@ -60,11 +60,13 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
     redis.set("pcall", pcall)?;
     redis.set(
         "sha1hex",
-        lua.create_function(|_, value: Value| {
-            let bytes = match &value {
-                Value::String(s) => s.as_bytes().to_vec(),
-                Value::Number(n) => n.to_string().into_bytes(),
-                _ => Vec::new(),
+        lua.create_function(|lua, values: MultiValue| {
+            let [value] = values.into_vec().try_into().map_err(|_| {
+                mlua::Error::runtime("wrong number of arguments")
+            })?;
+            let bytes = match lua.coerce_string(value)? {
+                Some(s) => s.as_bytes().to_vec(),
+                None => Vec::new(),
             };
             Ok(sha1_hex(&bytes))
         })?,
@@ -72,7 +74,13 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
     redis.set(
         "error_reply",
         lua.create_function(|lua, message: mlua::String| {
-            error_table(lua, &message.to_string_lossy())
+            // Redis 7.0 keeps the leading `-` it adds; the reply drops it again.
+            let message = message.to_string_lossy();
+            if message.starts_with('-') {
+                error_table(lua, &message)
+            } else {
+                error_table(lua, &format!("-{message}"))
+            }
         })?,
     )?;
     redis.set(

@@ -8,6 +8,21 @@
 //! per command while no script is busy.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use bytes::Bytes;
+
+/// The function running on a shard, for FUNCTION STATS `running_script`.
+#[derive(Debug, Clone)]
+pub struct RunningFunction {
+    /// The function's name as called.
+    pub name: String,
+    /// The whole FCALL command.
+    pub command: Vec<Bytes>,
+    /// When it started.
+    pub started: Instant,
+}
 
 /// One shard's running script (at most one runs per shard: it holds the shard's gate).
 #[derive(Debug, Default)]
@@ -19,6 +34,7 @@ pub struct Slot {
     is_function: AtomicBool,
     /// Bit n: the script holds shard n (all bits: every shard, or more than 64 shards).
     held: AtomicU64,
+    function: Mutex<Option<RunningFunction>>,
 }
 
 /// The running scripts of every shard.
@@ -51,11 +67,16 @@ impl Busy {
         }
     }
 
-    /// Shard `shard` starts a script holding the shards `held` (`true` = held).
-    pub fn start(&self, shard: usize, held: &[bool], is_function: bool) {
+    /// Shard `shard` starts a script holding the shards `held` (`true` = held); `function`
+    /// names it when it is a function.
+    pub fn start(&self, shard: usize, held: &[bool], function: Option<RunningFunction>) {
         let Some(slot) = self.slots.get(shard) else {
             return;
         };
+        let is_function = function.is_some();
+        if let Ok(mut running) = slot.function.lock() {
+            *running = function;
+        }
         let mask = if held.len() > 64 {
             u64::MAX
         } else {
@@ -92,6 +113,9 @@ impl Busy {
         if let Some(slot) = self.slots.get(shard) {
             slot.running.store(false, Ordering::Release);
             slot.kill.store(false, Ordering::Relaxed);
+            if let Ok(mut running) = slot.function.lock() {
+                *running = None;
+            }
             if slot.busy.swap(false, Ordering::AcqRel) {
                 self.busy_count.fetch_sub(1, Ordering::AcqRel);
             }
@@ -123,6 +147,14 @@ impl Busy {
             };
             (busy && holds).then(|| slot.is_function.load(Ordering::Relaxed))
         })
+    }
+
+    /// The function running on any shard, if one is (FUNCTION STATS).
+    pub fn running_function(&self) -> Option<RunningFunction> {
+        self.slots
+            .iter()
+            .filter(|slot| slot.running.load(Ordering::Acquire))
+            .find_map(|slot| slot.function.lock().ok()?.clone())
     }
 
     /// SCRIPT KILL (`function == false`) or FUNCTION KILL: stops the first running script
@@ -165,7 +197,7 @@ mod tests {
     fn kill_and_busy_follow_the_running_script() {
         let busy = Busy::new(2);
         assert_eq!(busy.kill(false), Kill::NotBusy);
-        busy.start(1, &[false, true], false);
+        busy.start(1, &[false, true], None);
         assert!(!busy.any());
         busy.mark_busy(1);
         assert!(busy.any());
@@ -177,7 +209,13 @@ mod tests {
         assert_eq!(busy.kill(false), Kill::Unkillable);
         busy.finish(1);
         assert!(!busy.any());
-        busy.start(0, &[true, true], true);
+        let running = RunningFunction {
+            name: "f".into(),
+            command: vec![Bytes::from_static(b"fcall")],
+            started: Instant::now(),
+        };
+        busy.start(0, &[true, true], Some(running));
+        assert_eq!(busy.running_function().map(|f| f.name), Some("f".to_owned()));
         assert_eq!(busy.kill(true), Kill::Killed);
         assert!(busy.kill_requested(0));
         busy.finish(0);

@@ -107,7 +107,12 @@ unsafe fn step(state: *mut ffi::lua_State, raise: bool) -> Step {
     let mut args = Vec::with_capacity(argc as usize);
     for index in 1..=argc {
         match ffi::lua_type(state, index) {
-            ffi::LUA_TSTRING | ffi::LUA_TNUMBER => {
+            ffi::LUA_TNUMBER => {
+                // Redis 7.0 `luaRedisGenericCommand`: `%.17g`, not Lua's `%.14g`.
+                let text = crate::resp::double::double_text(ffi::lua_tonumber(state, index));
+                args.push(Bytes::from(text));
+            }
+            ffi::LUA_TSTRING => {
                 let mut len = 0usize;
                 let ptr = ffi::lua_tolstring(state, index, &mut len);
                 args.push(Bytes::copy_from_slice(std::slice::from_raw_parts(

@@ -30,9 +30,10 @@ use mlua::{Table, Value};
 
 use crate::resp::Frame;
 
-/// Deepest nesting of tables converted to a reply; deeper levels become null (Redis's
-/// `LUA_CMD_OBJCACHE`-free conversion recurses; this bounds the stack).
-const MAX_DEPTH: usize = 1000;
+/// Deepest nesting of tables converted to a reply: a deeper table becomes Redis's error for a
+/// reply nested past the Lua stack (`-ERR reached lua stack limit`), e.g. for a table that
+/// contains itself.
+const MAX_DEPTH: usize = 200;
 
 /// A script's result `value` as the reply to its client, the script using protocol `resp`.
 pub fn lua_to_reply(value: &Value, resp: u8) -> Frame {
@@ -48,7 +49,8 @@ fn to_reply(value: &Value, resp: u8, depth: usize) -> Frame {
         Value::Integer(n) => Frame::Integer(*n as i64),
         Value::Number(n) => Frame::Integer(number_to_integer(*n)),
         Value::String(s) => Frame::Bulk(Bytes::copy_from_slice(&s.as_bytes())),
-        Value::Table(table) if depth < MAX_DEPTH => table_to_reply(table, resp, depth),
+        Value::Table(_) if depth >= MAX_DEPTH => Frame::error("ERR reached lua stack limit"),
+        Value::Table(table) => table_to_reply(table, resp, depth),
         _ => Frame::Null,
     }
 }
@@ -70,7 +72,13 @@ fn field(table: &Table, key: &str) -> Value {
 
 fn table_to_reply(table: &Table, resp: u8, depth: usize) -> Frame {
     if let Value::String(err) = field(table, "err") {
-        return Frame::Error(err.to_string_lossy().to_string());
+        let text = err.to_string_lossy();
+        // redis.error_reply's `-`: dropped, and an empty message becomes `ERR `.
+        return match text.strip_prefix('-') {
+            Some("") => Frame::Error("ERR ".to_owned()),
+            Some(rest) => Frame::Error(rest.to_owned()),
+            None => Frame::Error(text.to_string()),
+        };
     }
     if let Value::String(ok) = field(table, "ok") {
         return Frame::Simple(ok.to_string_lossy().to_string());

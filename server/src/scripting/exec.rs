@@ -81,7 +81,11 @@ fn check(ctx: &RunContext, args: &[Bytes]) -> Result<&'static CommandSpec, Frame
             "ERR Wrong number of args calling Redis command from script",
         ));
     }
-    if spec.has_flag("noscript") || !allowed_connection_command(spec) {
+    let sub_noscript = args.get(1).is_some_and(|sub| {
+        crate::connection::commands::subcommands_of(spec.name, sub)
+            .is_some_and(|sub| sub.flags.contains(&"noscript"))
+    });
+    if spec.has_flag("noscript") || sub_noscript || !allowed_connection_command(spec) {
         return Err(Frame::error(
             "ERR This Redis command is not allowed from script",
         ));
@@ -98,7 +102,7 @@ fn check(ctx: &RunContext, args: &[Bytes]) -> Result<&'static CommandSpec, Frame
 /// `noscript` commands.
 fn allowed_connection_command(spec: &CommandSpec) -> bool {
     spec.routing != KeyRouting::Connection
-        || matches!(spec.name, "ping" | "echo" | "time" | "select")
+        || matches!(spec.name, "ping" | "echo" | "time" | "select" | "cluster")
         || composed_owners_known(spec.name)
 }
 
@@ -114,6 +118,7 @@ fn connection_command(ctx: &RunContext, spec: &'static CommandSpec, args: &[Byte
             _ => crate::cmd::reply::wrong_arity("ping"),
         },
         "echo" => Frame::Bulk(args[1].clone()),
+        "cluster" => Frame::error(crate::connection::commands::CLUSTER_DISABLED),
         "time" => crate::connection::commands::time(),
         "select" => {
             let databases = ctx.shard.shared.config.databases;

@@ -79,8 +79,13 @@ fn thread_key(thread: &Thread) -> usize {
     thread.to_pointer() as usize
 }
 
-/// Marks `thread` as one of the runtime's coroutines (the hook may yield it) and hooks it.
+/// Marks `thread` as one of the running script's coroutines (the hook may yield it) and hooks
+/// it; does nothing while no script runs ([`install`]).
 pub fn adopt(thread: &Thread) {
+    // Outside a script's run (a library body loading) the VM's own hook stays.
+    if CHECK.with(|c| c.borrow().is_none()) {
+        return;
+    }
     let key = thread_key(thread);
     ADOPTED.with(|a| a.borrow_mut().push(key));
     // SAFETY: the pointer of a thread value is its lua_State; the thread is alive (the
@@ -177,8 +182,8 @@ mod tests {
     fn resumes(lua: &Lua, source: &str) -> (i64, usize) {
         let f: Function = lua.load(source).into_function().unwrap();
         let thread = lua.create_thread(f).unwrap();
-        adopt(&thread);
         let _guard = install(Box::new(|| Verdict::Yield));
+        adopt(&thread);
         let mut count = 0;
         let mut result = 0;
         while thread.status() == ThreadStatus::Resumable {

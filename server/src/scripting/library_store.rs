@@ -39,19 +39,24 @@ pub fn validate(code: &[u8], meta: &Metadata) -> Result<Registration, String> {
     ))
 }
 
-/// Writes `libraries` to `path` durably (new file, fsync, rename, fsync of the directory).
+/// Writes `libraries` to `path`: a new file renamed over the old one, so a crash keeps one
+/// whole set. With `fsync` (under `appendfsync always`) the file and the directory are
+/// fsynced before this returns; otherwise the OS writes them back within seconds, as the
+/// logs' own `everysec` writes.
 ///
 /// # Errors
 /// The I/O error, as text for an `ERR` reply.
-pub fn save(path: &Path, libraries: &Libraries) -> Result<(), String> {
+pub fn save(path: &Path, libraries: &Libraries, fsync: bool) -> Result<(), String> {
     let payload = functions::dump(libraries);
     let temporary = path.with_extension("rdb.tmp");
     let write = || -> std::io::Result<()> {
         let mut file = std::fs::File::create(&temporary)?;
         file.write_all(&payload)?;
-        file.sync_all()?;
+        if fsync {
+            file.sync_all()?;
+        }
         std::fs::rename(&temporary, path)?;
-        if let Some(dir) = path.parent() {
+        if let Some(dir) = path.parent().filter(|_| fsync) {
             std::fs::File::open(dir)?.sync_all()?;
         }
         Ok(())
@@ -80,6 +85,8 @@ pub struct Compiled {
     pub callback: Function,
     /// Its flags (`no-writes` …).
     pub flags: FunctionFlags,
+    /// The library it belongs to.
+    pub library: String,
 }
 
 /// One shard's VM for functions, holding the callbacks of one version of the libraries.
@@ -88,6 +95,8 @@ pub struct ShardFunctions {
     /// The VM.
     pub vm: Rc<Vm>,
     callbacks: HashMap<String, Compiled>,
+    /// The code of each library registered in the VM, by name.
+    loaded: HashMap<String, Bytes>,
 }
 
 /// One shard's functions, rebuilt when the libraries change.
@@ -118,7 +127,8 @@ impl ShardLibraries {
         let functions = match fresh {
             Some(functions) => functions,
             None => {
-                let built = Rc::new(build(libraries, memory_limit)?);
+                let previous = self.current.borrow_mut().take();
+                let built = Rc::new(update(previous, libraries, memory_limit)?);
                 *self.current.borrow_mut() = Some(built.clone());
                 built
             }
@@ -137,15 +147,36 @@ impl ShardLibraries {
     }
 }
 
-fn build(libraries: &Libraries, memory_limit: usize) -> Result<ShardFunctions, String> {
-    let vm = Vm::new().map_err(|err| format!("ERR cannot start the Lua VM: {err}"))?;
-    if memory_limit > 0 {
-        vm.lua
-            .set_memory_limit(memory_limit)
-            .map_err(|err| format!("ERR cannot start the Lua VM: {err}"))?;
-    }
-    let mut callbacks = HashMap::new();
+/// The shard's functions for `libraries`: `previous` with the libraries that changed
+/// registered again and those removed dropped (a library's globals are its own, so the others
+/// stay as they are), or a new VM.
+fn update(
+    previous: Option<Rc<ShardFunctions>>,
+    libraries: &Libraries,
+    memory_limit: usize,
+) -> Result<ShardFunctions, String> {
+    let (vm, mut callbacks, mut loaded) = match previous.and_then(|p| Rc::try_unwrap(p).ok()) {
+        Some(previous) => (previous.vm, previous.callbacks, previous.loaded),
+        None => {
+            let vm = Vm::new().map_err(|err| format!("ERR cannot start the Lua VM: {err}"))?;
+            if memory_limit > 0 {
+                vm.lua
+                    .set_memory_limit(memory_limit)
+                    .map_err(|err| format!("ERR cannot start the Lua VM: {err}"))?;
+            }
+            (Rc::new(vm), HashMap::new(), HashMap::new())
+        }
+    };
+    loaded.retain(|name, code| {
+        libraries
+            .library(name)
+            .is_some_and(|library| library.code == *code)
+    });
+    callbacks.retain(|_, compiled| loaded.contains_key(&compiled.library));
     for library in libraries.iter() {
+        if loaded.contains_key(&library.name) {
+            continue;
+        }
         let meta = Metadata::parse(&library.code)?;
         for function in functions::register_with_env(&vm.lua, &library.code, &meta, &vm.env)? {
             callbacks.insert(
@@ -153,13 +184,16 @@ fn build(libraries: &Libraries, memory_limit: usize) -> Result<ShardFunctions, S
                 Compiled {
                     callback: function.callback,
                     flags: function.flags,
+                    library: library.name.clone(),
                 },
             );
         }
+        loaded.insert(library.name.clone(), library.code.clone());
     }
     Ok(ShardFunctions {
         version: libraries.version(),
-        vm: Rc::new(vm),
+        vm,
         callbacks,
+        loaded,
     })
 }

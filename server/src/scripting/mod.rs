@@ -132,16 +132,18 @@ pub struct ShardScripting {
 }
 
 impl ShardScripting {
-    /// The shard's VM for EVAL scripts, made now if needed, allowed `memory_limit` bytes
-    /// (`--script-memory-limit`; 0 = no limit).
+    /// The shard's VM for EVAL scripts as of SCRIPT FLUSH number `epoch`, made now if needed,
+    /// allowed `memory_limit` bytes (`--script-memory-limit`; 0 = no limit).
     ///
     /// # Errors
     /// The Lua error that stopped the VM from being built.
-    pub fn eval_vm(&self, memory_limit: usize) -> mlua::Result<Rc<vm::Vm>> {
-        if let Some(vm) = self.eval.borrow().as_ref() {
+    pub fn eval_vm(&self, memory_limit: usize, epoch: u64) -> mlua::Result<Rc<vm::Vm>> {
+        if let Some(vm) = self.eval.borrow().as_ref().filter(|vm| vm.epoch.get() == epoch) {
             return Ok(vm.clone());
         }
+        // First use, or SCRIPT FLUSH since: a new VM, as Redis resets its Lua VM.
         let vm = Rc::new(vm::Vm::new()?);
+        vm.epoch.set(epoch);
         if memory_limit > 0 {
             vm.lua.set_memory_limit(memory_limit)?;
         }
@@ -149,13 +151,11 @@ impl ShardScripting {
         Ok(vm)
     }
 
-    /// Memory the shard's VMs use, in bytes (INFO `used_memory_lua`).
+    /// Memory the shard's EVAL VM uses, in bytes (INFO `used_memory_lua`).
     pub fn memory_used(&self) -> usize {
-        let eval = self
-            .eval
+        self.eval
             .borrow()
             .as_ref()
-            .map_or(0, |vm| vm.lua.used_memory());
-        eval + self.functions.memory_used()
+            .map_or(0, |vm| vm.lua.used_memory())
     }
 }

@@ -21,7 +21,7 @@ local select, type, unpack, error, tostring, next, ipairs =
   select, type, unpack, error, tostring, next, ipairs
 local raw_setmetatable, raw_getmetatable, raw_rawset, raw_rawget =
   setmetatable, getmetatable, rawset, rawget
-local raw_loadstring, raw_setfenv = loadstring, setfenv
+local raw_loadstring, raw_setfenv, byte = loadstring, setfenv, string.byte
 
 local G = _G
 local READONLY = "Attempt to modify a readonly table"
@@ -101,10 +101,11 @@ G.rawget = function(t, k) return raw_rawget(unwrap(t), k) end
 G.next = function(t, k) return next(unwrap(t), k) end
 G.pairs = function(t) return next, unwrap(t), nil end
 G.ipairs = function(t) return ipairs(unwrap(t)) end
-G.unpack = function(t, i, j) return unpack(unwrap(t), i or 1, j or #unwrap(t)) end
 G.pcall = script_pcall
 G.xpcall = script_xpcall
 G.loadstring = function(s, name)
+  -- Precompiled (binary) chunks are refused, as Redis refuses them.
+  if type(s) == 'string' and byte(s, 1) == 27 then return nil, 'binary chunks are not allowed' end
   local f, err = raw_loadstring(s, name)
   if f then raw_setfenv(f, env) end
   return f, err

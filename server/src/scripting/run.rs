@@ -10,6 +10,7 @@ use bytes::Bytes;
 use mlua::{Function, MultiValue, Table, ThreadStatus, Value};
 use shardline_metrics::Activity;
 
+use super::busy::RunningFunction;
 use super::context::{self, Access, RunContext, ShardWrites};
 use super::convert::lua_to_reply;
 use super::exec::{self, run_without_sync};
@@ -37,6 +38,8 @@ pub struct Call {
     pub outer: Option<TxnId>,
     /// Whether the script may only read (EVAL_RO, FCALL_RO, `no-writes`).
     pub read_only: bool,
+    /// The whole command, for a function (FUNCTION STATS shows it while it runs).
+    pub command: Option<Vec<Bytes>>,
 }
 
 /// What runs: an EVAL script's compiled function, or a function's callback.
@@ -149,10 +152,12 @@ async fn run_once(vm: &Vm, target: &Target, call: &Call, ctx: &Rc<RunContext>) -
     let held: Vec<bool> = (0..shard.nr_shards)
         .map(|o| ctx.access.holds(o))
         .collect();
-    shared
-        .scripts
-        .busy
-        .start(shard.id, &held, target.is_function);
+    let function = call.command.clone().map(|command| RunningFunction {
+        name: target.label.clone(),
+        command,
+        started: Instant::now(),
+    });
+    shared.scripts.busy.start(shard.id, &held, function);
     let _entered = context::enter(ctx.clone());
     let threshold = Duration::from_millis(shard.runtime.borrow().busy_reply_threshold_ms);
     let _installed = hook::install(check(shared.clone(), shard.id, threshold, target.is_function));
@@ -290,13 +295,8 @@ fn error_reply(error: Value, source: Option<String>, line: Option<i64>, label: &
         },
         Value::String(s) => format!("ERR {}", s.to_string_lossy()),
         Value::Nil => "ERR nil".to_owned(),
-        Value::Error(err) => {
-            let position = match (&source, line) {
-                (Some(src), Some(line)) => format!("{}:{line}: ", src.trim_start_matches('@')),
-                _ => String::new(),
-            };
-            format!("ERR {position}{}", root_message(err))
-        }
+        // An error of the `redis` API (Redis's `luaPushError` + `luaError`): no position.
+        Value::Error(err) => format!("ERR {}", root_message(err)),
         other => format!("ERR {}", other.to_string().unwrap_or_default()),
     };
     match (source, line) {

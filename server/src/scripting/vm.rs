@@ -15,6 +15,10 @@ use super::{api, call, hook, libs};
 /// The Lua source of the sandbox.
 const PRELUDE: &str = include_str!("prelude.lua");
 
+/// Prefix of the registry names under which the VM keeps Lua's stock base functions that
+/// the sandbox replaces (`pcall`, `xpcall`, …).
+pub const STOCK_PREFIX: &str = "shardline.stock.";
+
 /// Chunk name of scripts run by EVAL: errors read `user_script:<line>: …`, as Redis's.
 pub const EVAL_CHUNK: &str = "@user_script";
 
@@ -53,6 +57,10 @@ impl Vm {
         let globals = lua.globals();
         libs::load(&lua)?;
         globals.set("redis", api::create(&lua)?)?;
+        for name in ["pcall", "xpcall", "setmetatable", "rawset", "rawget", "next", "pairs"] {
+            let stock: Function = globals.get(name)?;
+            lua.set_named_registry_value(&format!("{STOCK_PREFIX}{name}"), stock)?;
+        }
         let helpers = lua.create_table()?;
         let debug: Table = globals.get("debug")?;
         helpers.set("getinfo", debug.get::<Function>("getinfo")?)?;

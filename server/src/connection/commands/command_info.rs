@@ -350,6 +350,12 @@ fn keys_of(line: &[Bytes]) -> Result<Vec<(Bytes, &'static [&'static str])>, Fram
     if matches!(spec.name, "blmpop" | "bzmpop") {
         return blocking_mpop_keys(line);
     }
+    if matches!(
+        spec.name,
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
+    ) {
+        return Ok(script_keys(spec.name, line));
+    }
     let (first, last, step) = keys;
     if first == 0 {
         return Err(Frame::error("ERR The command has no key arguments"));
@@ -359,6 +365,25 @@ fn keys_of(line: &[Bytes]) -> Result<Vec<(Bytes, &'static [&'static str])>, Fram
         .step_by(step.max(1) as usize)
         .map(|i| (line[i as usize].clone(), flags))
         .collect())
+}
+
+/// The declared keys of EVAL / FCALL (Redis 7.0 `evalGetKeys`): `numkeys` keys after it,
+/// none when it is not a count that fits.
+fn script_keys(name: &str, line: &[Bytes]) -> Vec<(Bytes, &'static [&'static str])> {
+    let flags: &'static [&'static str] = if name.ends_with("_ro") {
+        &["RO", "access"]
+    } else {
+        &["RW", "access", "update"]
+    };
+    let numkeys = std::str::from_utf8(&line[2])
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|&n| n <= line.len() - 3)
+        .unwrap_or(0);
+    line[3..3 + numkeys]
+        .iter()
+        .map(|key| (key.clone(), flags))
+        .collect()
 }
 
 /// The movable keys of a multi-key sorted set command (Redis 7.0 `zunionInterDiffGetKeys`,

@@ -22,7 +22,7 @@ pub async fn function(shard: &Rc<Shard>, args: &[Bytes]) -> Frame {
     };
     let scripts = &shard.shared.scripts;
     match sub {
-        "kill" => kill_reply(scripts.busy.kill(true)),
+        "kill" => kill_reply(scripts.busy.kill(true), true),
         "load" => load(shard, args),
         "delete" => change(shard, |libraries| {
             libraries.delete(&String::from_utf8_lossy(&args[2]))?;
@@ -33,7 +33,10 @@ pub async fn function(shard: &Rc<Shard>, args: &[Bytes]) -> Frame {
             [mode] if mode.eq_ignore_ascii_case(b"async") || mode.eq_ignore_ascii_case(b"sync") => {
                 flush(shard)
             }
-            _ => Frame::error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option"),
+            [_] => Frame::error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option"),
+            _ => Frame::error(
+                "ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.",
+            ),
         },
         "list" => list(shard, &args[2..]),
         "dump" => match scripts.functions.read() {
@@ -71,7 +74,8 @@ fn change(
         Err(error) => return Frame::error(error),
     };
     let path = library_store::path(&shard.shared.config.data_dir);
-    if let Err(error) = library_store::save(&path, &edited) {
+    let fsync = shard.runtime.borrow().appendfsync == crate::aof::AppendFsync::Always;
+    if let Err(error) = library_store::save(&path, &edited, fsync) {
         return Frame::error(error);
     }
     *libraries = edited;
@@ -80,17 +84,20 @@ fn change(
 
 /// `FUNCTION LOAD [REPLACE] <code>`: the library name.
 fn load(shard: &Shard, args: &[Bytes]) -> Frame {
-    let (replace, code) = match &args[2..] {
-        [code] => (false, code),
-        [flag, code] if flag.eq_ignore_ascii_case(b"replace") => (true, code),
-        [other, _] => {
+    let Some((code, options)) = args[2..].split_last() else {
+        return crate::cmd::reply::wrong_arity("function|load");
+    };
+    let mut replace = false;
+    for option in options {
+        if option.eq_ignore_ascii_case(b"replace") {
+            replace = true;
+        } else {
             return Frame::error(format!(
                 "ERR Unknown option given: {}",
-                String::from_utf8_lossy(other)
-            ))
+                String::from_utf8_lossy(option)
+            ));
         }
-        _ => return crate::cmd::reply::wrong_arity("function|load"),
-    };
+    }
     let meta = match Metadata::parse(code) {
         Ok(meta) => meta,
         Err(error) => return Frame::error(error),
@@ -112,6 +119,11 @@ fn load(shard: &Shard, args: &[Bytes]) -> Frame {
 
 /// `FUNCTION RESTORE <payload> [FLUSH|APPEND|REPLACE]`.
 fn restore(shard: &Shard, args: &[Bytes]) -> Frame {
+    if args.len() > 4 {
+        return Frame::error(
+            "ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP.",
+        );
+    }
     let policy = match args.get(3) {
         None => RestorePolicy::default(),
         Some(arg) => match RestorePolicy::parse(arg) {
@@ -119,9 +131,6 @@ fn restore(shard: &Shard, args: &[Bytes]) -> Frame {
             Err(error) => return Frame::error(error),
         },
     };
-    if args.len() > 4 {
-        return crate::cmd::reply::wrong_arity("function|restore");
-    }
     change(shard, |libraries| {
         functions::restore(libraries, &args[2], policy, library_store::validate)?;
         Ok(Frame::ok())
@@ -208,7 +217,23 @@ fn stats(shard: &Shard) -> Frame {
         return poisoned();
     };
     Frame::Map(vec![
-        (Frame::bulk(b"running_script"), Frame::Null),
+        (
+            Frame::bulk(b"running_script"),
+            match shard.shared.scripts.busy.running_function() {
+                None => Frame::Null,
+                Some(running) => Frame::Map(vec![
+                    (Frame::bulk(b"name"), Frame::Bulk(Bytes::from(running.name))),
+                    (
+                        Frame::bulk(b"command"),
+                        Frame::Array(running.command.into_iter().map(Frame::Bulk).collect()),
+                    ),
+                    (
+                        Frame::bulk(b"duration_ms"),
+                        Frame::Integer(running.started.elapsed().as_millis() as i64),
+                    ),
+                ]),
+            },
+        ),
         (
             Frame::bulk(b"engines"),
             Frame::Map(vec![(
@@ -230,10 +255,6 @@ fn stats(shard: &Shard) -> Frame {
 
 /// FCALL and FCALL_RO (`name`), arity checked.
 pub async fn fcall(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Bytes]) -> Frame {
-    let (keys, argv) = match split_keys(args) {
-        Ok(split) => split,
-        Err(error) => return error,
-    };
     let found = {
         let Ok(libraries) = shard.shared.scripts.functions.read() else {
             return poisoned();
@@ -249,9 +270,26 @@ pub async fn fcall(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byt
         Ok(None) => return Frame::error("ERR Function not found"),
         Err(error) => return Frame::error(error),
     };
+    if std::str::from_utf8(&args[2])
+        .ok()
+        .and_then(|n| n.parse::<i64>().ok())
+        .is_none()
+    {
+        return Frame::error("ERR Bad number of keys provided");
+    }
+    let (keys, argv) = match split_keys(args) {
+        Ok(split) => split,
+        Err(error) => return error,
+    };
     let no_writes = compiled.flags.contains(FunctionFlags::NO_WRITES);
     if name == "fcall_ro" && !no_writes {
         return Frame::error("ERR Can not execute a script with write flag using *_ro command.");
+    }
+    if !no_writes
+        && !compiled.flags.contains(FunctionFlags::ALLOW_OOM)
+        && super::scripting::out_of_memory(shard).await
+    {
+        return Frame::error(crate::eviction::OOM);
     }
     let label = String::from_utf8_lossy(&args[1]).into_owned();
     let target = Target {
@@ -267,6 +305,7 @@ pub async fn fcall(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byt
         client: session.client_tag(),
         outer: session.txn_scope,
         read_only: no_writes,
+        command: Some(args.to_vec()),
     };
     run::run(shard, &functions.vm, &target, call).await
 }

@@ -202,12 +202,24 @@ fn memory(shard: &Shard, text: &mut String) {
         (runtime.maxmemory, runtime.maxmemory_policy.name())
     };
     let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    // This shard's Lua VMs; the script cache and the libraries are the server's.
+    let lua = shard.scripting.memory_used();
+    let (scripts, script_bytes) = shard.shared.scripts.stats();
+    let functions = shard
+        .shared
+        .scripts
+        .functions
+        .read()
+        .map_or(0, |libraries| libraries.functions_count());
     let _ = write!(
         text,
         "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\n\
          used_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\n\
          used_memory_peak_perc:{:.2}%\r\ntotal_system_memory:{system}\r\n\
-         total_system_memory_human:{}\r\nused_memory_lua:0\r\nused_memory_scripts:0\r\n\
+         total_system_memory_human:{}\r\nused_memory_lua:{lua}\r\nused_memory_lua_human:{}\r\n\
+         used_memory_scripts_eval:{script_bytes}\r\nnumber_of_cached_scripts:{scripts}\r\n\
+         number_of_functions:{functions}\r\nused_memory_scripts:{script_bytes}\r\n\
+         used_memory_scripts_human:{}\r\n\
          maxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{policy}\r\n\
          mem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\n\
          mem_allocator:mimalloc\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
@@ -216,6 +228,8 @@ fn memory(shard: &Shard, text: &mut String) {
         human_bytes(peak),
         ratio(used, peak) * 100.0,
         human_bytes(system),
+        human_bytes(lua as u64),
+        human_bytes(script_bytes as u64),
         human_bytes(maxmemory),
         ratio(rss, used),
         rss as i64 - used as i64,

@@ -39,6 +39,7 @@ use crate::resp::Frame;
 use crate::shard::Shard;
 
 pub use keyspace_wide::all_shards;
+pub use subcommands::lookup as subcommands_of;
 pub use subcommands::name_of as subcommand_name;
 
 /// Executes a command whose routing is `Connection`; arity and authentication were checked.
@@ -125,6 +126,10 @@ pub async fn execute(
         "eval" | "evalsha" | "eval_ro" | "evalsha_ro" => {
             scripting::eval(shard, session, spec.name, &args).await
         }
+        "cluster" => match scripting::subcommand("cluster", &args) {
+            Ok(_) => Frame::error(CLUSTER_DISABLED),
+            Err(error) => error,
+        },
         "fcall" | "fcall_ro" => functions::fcall(shard, session, spec.name, &args).await,
         "function" => functions::function(shard, &args).await,
         "script" => scripting::script(shard, &args).await,
@@ -138,6 +143,9 @@ pub async fn execute(
     pipeline.ready(session.protocol, reply);
     Flow::Continue
 }
+
+/// Redis 7.0's reply to CLUSTER on a server without cluster support.
+pub const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
 
 /// CONFIG RESETSTAT, which reaches every shard ([`info_figures::reset_stats`]).
 fn is_resetstat(args: &[Bytes]) -> bool {

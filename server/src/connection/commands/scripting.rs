@@ -15,13 +15,13 @@ use crate::scripting::shebang;
 use crate::scripting::vm::{Vm, EVAL_CHUNK};
 use crate::shard::Shard;
 
-/// Redis's reply to SCRIPT KILL / FUNCTION KILL.
-pub fn kill_reply(outcome: Kill) -> Frame {
+/// Redis's reply to SCRIPT KILL (`function == false`) / FUNCTION KILL.
+pub fn kill_reply(outcome: Kill, function: bool) -> Frame {
     match outcome {
         Kill::Killed => Frame::ok(),
-        Kill::NotBusy | Kill::OtherKind => {
-            Frame::error("NOTBUSY No scripts in execution right now.")
-        }
+        Kill::NotBusy => Frame::error("NOTBUSY No scripts in execution right now."),
+        // The running one is of the other kind: Redis answers as to any command then.
+        Kill::OtherKind => Frame::error(crate::scripting::busy::busy_error(!function)),
         Kill::Unkillable => Frame::error(
             "UNKILLABLE Sorry the script already executed write commands against the dataset. \
              You can either wait the script termination or kill the server in a hard way using \
@@ -55,16 +55,13 @@ pub fn split_keys(args: &[Bytes]) -> Result<(Vec<Bytes>, Vec<Bytes>), Frame> {
 
 /// The shard's VM, or Redis-style error text when it cannot be built.
 fn vm_of(shard: &Shard) -> Result<Rc<Vm>, Frame> {
-    let vm = shard
+    shard
         .scripting
-        .eval_vm(shard.shared.config.script_memory_limit)
-        .map_err(|err| Frame::error(format!("ERR cannot start the Lua VM: {err}")))?;
-    let epoch = shard.shared.scripts.epoch();
-    if vm.epoch.get() != epoch {
-        vm.compiled.borrow_mut().clear();
-        vm.epoch.set(epoch);
-    }
-    Ok(vm)
+        .eval_vm(
+            shard.shared.config.script_memory_limit,
+            shard.shared.scripts.epoch(),
+        )
+        .map_err(|err| Frame::error(format!("ERR cannot start the Lua VM: {err}")))
 }
 
 /// The compiled script `sha` with `body`, compiled now if this shard has not yet; cached
@@ -111,7 +108,11 @@ pub async fn eval(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byte
         Ok(function) => function,
         Err(error) => return error,
     };
-    let flags = shebang::parse(&body).map(|s| s.flags).unwrap_or_default();
+    let shebang = shebang::parse(&body).unwrap_or_default();
+    let flags = shebang.flags;
+    if shebang.present && !flags.allow_oom && !flags.no_writes && out_of_memory(shard).await {
+        return Frame::error(crate::eviction::OOM);
+    }
     let target = Target {
         function,
         label: sha.clone(),
@@ -125,8 +126,16 @@ pub async fn eval(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byte
         client: session.client_tag(),
         outer: session.txn_scope,
         read_only: name.ends_with("_ro") || flags.no_writes,
+        command: None,
     };
     run::run(shard, &vm, &target, call).await
+}
+
+/// Whether memory is over `maxmemory` (Redis 7.0 refuses a script flagged neither
+/// `allow-oom` nor `no-writes` then, before it runs).
+pub async fn out_of_memory(shard: &Rc<Shard>) -> bool {
+    shard.runtime.borrow().maxmemory > 0
+        && super::super::transaction::out_of_memory(shard, &[]).await
 }
 
 /// The subcommand of a container (`args[1]`), arity checked as Redis checks it: `Err` with
@@ -189,7 +198,7 @@ pub async fn script(shard: &Rc<Shard>, args: &[Bytes]) -> Frame {
             }
             _ => Frame::error("ERR SCRIPT FLUSH only support SYNC|ASYNC option"),
         },
-        "kill" => kill_reply(scripts.busy.kill(false)),
+        "kill" => kill_reply(scripts.busy.kill(false), false),
         "debug" if args[2].eq_ignore_ascii_case(b"no") => Frame::ok(),
         "debug" => Frame::error(
             "ERR SCRIPT DEBUG YES|SYNC is not supported: shardline has no Lua debugger",

@@ -116,6 +116,24 @@ static SCRIPT_SUBS: &[SubcommandSpec] = &[
     s("load", 3, &["noscript", "stale"], SCRIPT),
 ];
 
+const STALE: &[&str] = &["stale"];
+const SLOW: &[&str] = &["@slow"];
+
+/// Those of Redis 7.0's CLUSTER subcommands a client of a standalone server is likely to
+/// send; each is answered with Redis's `cluster support disabled` error.
+static CLUSTER: &[SubcommandSpec] = &[
+    s("countkeysinslot", 3, STALE, SLOW),
+    s("getkeysinslot", 4, STALE, SLOW),
+    s("help", 2, LOADING_STALE, SLOW),
+    s("info", 2, STALE, SLOW),
+    s("keyslot", 3, STALE, SLOW),
+    s("myid", 2, STALE, SLOW),
+    s("nodes", 2, STALE, SLOW),
+    s("reset", -2, &["admin", "stale", "noscript"], &["@admin", "@slow", "@dangerous"]),
+    s("shards", 2, STALE, SLOW),
+    s("slots", 2, STALE, SLOW),
+];
+
 static FUNCTION: &[SubcommandSpec] = &[
     s(
         "delete",
@@ -191,6 +209,7 @@ pub fn of(container: &str) -> &'static [SubcommandSpec] {
         "config" => CONFIG,
         "command" => COMMAND,
         "script" => SCRIPT_SUBS,
+        "cluster" => CLUSTER,
         "function" => FUNCTION,
         "memory" => MEMORY,
         "object" => OBJECT,

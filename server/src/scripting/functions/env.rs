@@ -48,6 +48,13 @@ return protect, environment
 /// Gets a standard function from the globals (raw first, so a sandbox whose globals error on
 /// unknown names is not triggered).
 pub(super) fn base_function(lua: &Lua, name: &str) -> Result<Function, String> {
+    // The sandbox keeps Lua's own functions it replaced (its pcall runs in a coroutine of
+    // its own, outside the load's time-limit hook).
+    if let Ok(Value::Function(f)) =
+        lua.named_registry_value::<Value>(&format!("{}{name}", super::super::vm::STOCK_PREFIX))
+    {
+        return Ok(f);
+    }
     let g = lua.globals();
     if let Ok(Value::Function(f)) = g.raw_get::<Value>(name) {
         return Ok(f);
