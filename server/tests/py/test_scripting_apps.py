@@ -11,7 +11,7 @@ REFERENCE_REDIS_PASSWORD its `default` user's password; its databases are flushe
 """
 
 import hashlib
-import importlib.util
+import json
 import os
 import signal
 import subprocess
@@ -245,15 +245,30 @@ CELERY_APP = textwrap.dedent("""
 """)
 
 
+CELERY_CLIENT = textwrap.dedent("""
+    import json, time
+    from sl_tasks import add, join_words, app
+
+    first = add.delay(2, 3)
+    # The worker may still be starting: wait up to 60 s for the first result.
+    value = first.get(timeout=60)
+    second = join_words.delay(["scripts", "on", NAME])
+    third = add.apply_async((40, 2), countdown=0)
+    print(json.dumps({"results": [value, second.get(timeout=30), third.get(timeout=30)],
+                      "first_state": first.state, "ids": [first.id, second.id, third.id]}))
+    app.close()
+""")
+
+
 def test_celery_round_trip(target, tmp_path):
     pytest.importorskip("celery")
     # Broker on database 0, results on database 1.
     source = CELERY_APP.replace("BROKER_URL", repr(target.url(0)))
     (tmp_path / "sl_tasks.py").write_text(source.replace("BACKEND_URL", repr(target.url(1))))
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    spec = importlib.util.spec_from_file_location("sl_tasks", tmp_path / "sl_tasks.py")
-    tasks = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tasks)
+    # The client side runs in a process of its own too: Celery's result consumer threads must
+    # not outlive this test in the pytest process (they stalled the threads of later tests).
+    (tmp_path / "sl_client.py").write_text(CELERY_CLIENT.replace("NAME", repr(target.name)))
 
     log = open(tmp_path / "worker.log", "w+")
     worker = subprocess.Popen(
@@ -261,25 +276,19 @@ def test_celery_round_trip(target, tmp_path):
          "--loglevel", "INFO", "--hostname", f"sl-{target.name}@localhost"],
         cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        first = tasks.add.delay(2, 3)
-        # Wait for the worker to start and run it, but give up as soon as the worker dies
-        # (without scripting it does at start: kombu's Mutex release is an EVALSHA).
-        deadline = time.monotonic() + 60
-        while not first.ready() and worker.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if not first.ready():
+        client = subprocess.run([sys.executable, "sl_client.py"], cwd=tmp_path, env=env,
+                                capture_output=True, text=True, timeout=120)
+        if client.returncode != 0:
             log.seek(0)
-            pytest.fail(f"no result (worker exit code {worker.poll()}):\n{log.read()}")
-        assert first.get(timeout=10) == 5
-        assert first.state == "SUCCESS"
-        second = tasks.join_words.delay(["scripts", "on", target.name])
-        assert second.get(timeout=30) == f"scripts-on-{target.name}"
-        third = tasks.add.apply_async((40, 2), countdown=0)
-        assert third.get(timeout=30) == 42
+            pytest.fail(f"client failed ({client.returncode}): {client.stdout}{client.stderr}\n"
+                        f"worker (exit code {worker.poll()}):\n{log.read()}")
+        got = json.loads(client.stdout.strip().splitlines()[-1])
+        assert got["results"] == [5, f"scripts-on-{target.name}", 42]
+        assert got["first_state"] == "SUCCESS"
         assert worker.poll() is None
         # The results live in the backend's database as celery-task-meta-<id>.
         backend = target.client(db=1)
-        assert backend.exists(f"celery-task-meta-{first.id}", f"celery-task-meta-{second.id}") == 2
+        assert backend.exists(*(f"celery-task-meta-{i}" for i in got["ids"][:2])) == 2
         # At start the worker restored unacknowledged messages under kombu's Mutex: SET
         # unacked_mutex NX PX 300000, then redis-py Lock's release script by EVALSHA (NOSCRIPT,
         # SCRIPT LOAD, EVALSHA again), which deleted the mutex.
@@ -298,7 +307,6 @@ def test_celery_round_trip(target, tmp_path):
                 os.killpg(worker.pid, signal.SIGKILL)
                 worker.wait(5)
         log.close()
-        tasks.app.close()
 
 
 # ---------------------------------------------------------------------------------------------
