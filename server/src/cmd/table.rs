@@ -135,7 +135,13 @@ pub const COMPOSED: &[&str] = &[
 
 const PUBSUB_NOSCRIPT: &[&str] = &["pubsub", "noscript", "loading", "stale"];
 
-const SCRIPT_RUN: &[&str] = &["noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"];
+const SCRIPT_RUN: &[&str] = &[
+    "noscript",
+    "stale",
+    "skip_monitor",
+    "no_mandatory_keys",
+    "movablekeys",
+];
 const SCRIPT_RUN_RO: &[&str] = &[
     "readonly",
     "noscript",

@@ -380,7 +380,10 @@ fn busy_refusal(shard: &Shard, spec: &CommandSpec, args: &[Bytes]) -> Option<Fra
     let owner = match spec.routing {
         KeyRouting::SingleKey => args.get(1).map(|key| shard.owner_of(key)),
         KeyRouting::MultiKey { step } => {
-            let mut owners = args[1..].iter().step_by(step.max(1)).map(|k| shard.owner_of(k));
+            let mut owners = args[1..]
+                .iter()
+                .step_by(step.max(1))
+                .map(|k| shard.owner_of(k));
             let first = owners.next();
             first.filter(|&o| owners.all(|other| other == o))
         }

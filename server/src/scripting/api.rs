@@ -61,9 +61,10 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
     redis.set(
         "sha1hex",
         lua.create_function(|lua, values: MultiValue| {
-            let [value] = values.into_vec().try_into().map_err(|_| {
-                mlua::Error::runtime("wrong number of arguments")
-            })?;
+            let [value] = values
+                .into_vec()
+                .try_into()
+                .map_err(|_| mlua::Error::runtime("wrong number of arguments"))?;
             let bytes = match lua.coerce_string(value)? {
                 Some(s) => s.as_bytes().to_vec(),
                 None => Vec::new(),
@@ -104,11 +105,13 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
         "setresp",
         lua.create_function(|_, values: MultiValue| {
             if values.len() != 1 {
-                return Err(mlua::Error::runtime("redis.setresp() requires one argument."));
+                return Err(mlua::Error::runtime(
+                    "redis.setresp() requires one argument.",
+                ));
             }
             let resp = match values.front() {
                 Some(Value::Number(n)) => *n as i64,
-                Some(Value::Integer(n)) => *n as i64,
+                Some(Value::Integer(n)) => *n,
                 _ => 0,
             };
             if resp != 2 && resp != 3 {
@@ -133,7 +136,9 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
         "set_repl",
         lua.create_function(|_, values: MultiValue| {
             if values.len() != 1 {
-                return Err(mlua::Error::runtime("redis.set_repl() requires one argument."));
+                return Err(mlua::Error::runtime(
+                    "redis.set_repl() requires one argument.",
+                ));
             }
             match values.front() {
                 Some(Value::Number(n)) if (0.0..=3.0).contains(n) => Ok(()),
@@ -174,7 +179,7 @@ fn log(_: &Lua, values: MultiValue) -> mlua::Result<()> {
     let mut values = values.into_iter();
     let level = match values.next() {
         Some(Value::Number(n)) => n as i64,
-        Some(Value::Integer(n)) => n as i64,
+        Some(Value::Integer(n)) => n,
         _ => {
             return Err(mlua::Error::runtime(
                 "First argument must be a number (log level).",

@@ -215,7 +215,10 @@ mod tests {
             started: Instant::now(),
         };
         busy.start(0, &[true, true], Some(running));
-        assert_eq!(busy.running_function().map(|f| f.name), Some("f".to_owned()));
+        assert_eq!(
+            busy.running_function().map(|f| f.name),
+            Some("f".to_owned())
+        );
         assert_eq!(busy.kill(true), Kill::Killed);
         assert!(busy.kill_requested(0));
         busy.finish(0);

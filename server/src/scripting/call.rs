@@ -124,7 +124,11 @@ unsafe fn step(state: *mut ffi::lua_State, raise: bool) -> Step {
         }
     }
     let Some(ctx) = context::current() else {
-        return error(state, raise, "ERR redis.call is only available while a script runs");
+        return error(
+            state,
+            raise,
+            "ERR redis.call is only available while a script runs",
+        );
     };
     match exec::call_now(&ctx, &args) {
         Plan::Done(Frame::Error(text)) => error(state, raise, &text),

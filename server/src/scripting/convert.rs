@@ -46,7 +46,7 @@ fn to_reply(value: &Value, resp: u8, depth: usize) -> Frame {
         Value::Boolean(b) if resp == 3 => Frame::Boolean(*b),
         Value::Boolean(true) => Frame::Integer(1),
         Value::Boolean(false) => Frame::Null,
-        Value::Integer(n) => Frame::Integer(*n as i64),
+        Value::Integer(n) => Frame::Integer(*n),
         Value::Number(n) => Frame::Integer(number_to_integer(*n)),
         Value::String(s) => Frame::Bulk(Bytes::copy_from_slice(&s.as_bytes())),
         Value::Table(_) if depth >= MAX_DEPTH => Frame::error("ERR reached lua stack limit"),
@@ -136,6 +136,7 @@ fn table_to_reply(table: &Table, resp: u8, depth: usize) -> Frame {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mlua::Lua;
 
     fn eval(lua: &Lua, source: &str, resp: u8) -> Frame {
         let value: Value = lua.load(source).eval().unwrap();
@@ -151,7 +152,10 @@ mod tests {
         assert_eq!(eval(&lua, "return true", 2), Frame::Integer(1));
         assert_eq!(eval(&lua, "return false", 2), Frame::Null);
         assert_eq!(eval(&lua, "return true", 3), Frame::Boolean(true));
-        assert_eq!(eval(&lua, "return {ok='fine'}", 2), Frame::Simple("fine".into()));
+        assert_eq!(
+            eval(&lua, "return {ok='fine'}", 2),
+            Frame::Simple("fine".into())
+        );
         assert_eq!(
             eval(&lua, "return {err='ERR this is an error'}", 2),
             Frame::Error("ERR this is an error".into())
@@ -169,9 +173,12 @@ mod tests {
         // Stops at the first nil.
         assert_eq!(
             eval(&lua, "return {1,2,3,nil,5}", 2),
-            Frame::Array(vec![Frame::Integer(1), Frame::Integer(2), Frame::Integer(3)])
+            Frame::Array(vec![
+                Frame::Integer(1),
+                Frame::Integer(2),
+                Frame::Integer(3)
+            ])
         );
-        assert_eq!(eval(&lua, "return {double=3.14}", 3), Frame::Double(3.14));
+        assert_eq!(eval(&lua, "return {double=2.5}", 3), Frame::Double(2.5));
     }
-
 }

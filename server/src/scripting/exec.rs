@@ -131,11 +131,8 @@ fn connection_command(ctx: &RunContext, spec: &'static CommandSpec, args: &[Byte
             }
         }
         name => {
-            let owners = crate::connection::commands::script_composed_owners(
-                &ctx.shard,
-                name,
-                args,
-            );
+            let owners =
+                crate::connection::commands::script_composed_owners(&ctx.shard, name, args);
             return reach(ctx, spec, &owners);
         }
     };
@@ -168,7 +165,11 @@ fn run_here(ctx: &RunContext, spec: &CommandSpec, args: &[Bytes]) -> Frame {
     let shard = &ctx.shard;
     let writes = spec.has_flag("write");
     if writes {
-        before_write(ctx, shard.id, shard.aof.as_ref().map(|aof| aof.writer.mark()));
+        before_write(
+            ctx,
+            shard.id,
+            shard.aof.as_ref().map(|aof| aof.writer.mark()),
+        );
     }
     shard.execute_local(ctx.db.get(), args)
 }
@@ -231,19 +232,14 @@ pub async fn hop(ctx: Rc<RunContext>, spec: &'static CommandSpec, args: Vec<Byte
                     }
                 }
             }
-            crate::connection::commands::script_keyspace_command(&shard, db, txn, spec, args)
-                .await
+            crate::connection::commands::script_keyspace_command(&shard, db, txn, spec, args).await
         }
     }
 }
 
 /// Notes a write on shard `owner` before it happens, fetching that shard's log mark first.
 async fn note_remote_write(ctx: &RunContext, owner: usize) {
-    let first = ctx
-        .writes
-        .borrow()
-        .get(owner)
-        .is_none_or(|w| w.count == 0);
+    let first = ctx.writes.borrow().get(owner).is_none_or(|w| w.count == 0);
     let mark = if first {
         let job: ShardJob = Box::new(|s: &Shard| match &s.aof {
             Some(aof) => {
@@ -288,9 +284,6 @@ pub async fn run_without_sync(
             Err(receiver) => crate::forward::await_reply(receiver).await,
         };
     }
-    let receiver = shard
-        .peers
-        .submit(owner, job, false, admission(txn))
-        .await;
+    let receiver = shard.peers.submit(owner, job, false, admission(txn)).await;
     crate::forward::await_reply(receiver).await
 }

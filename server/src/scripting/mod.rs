@@ -138,7 +138,12 @@ impl ShardScripting {
     /// # Errors
     /// The Lua error that stopped the VM from being built.
     pub fn eval_vm(&self, memory_limit: usize, epoch: u64) -> mlua::Result<Rc<vm::Vm>> {
-        if let Some(vm) = self.eval.borrow().as_ref().filter(|vm| vm.epoch.get() == epoch) {
+        if let Some(vm) = self
+            .eval
+            .borrow()
+            .as_ref()
+            .filter(|vm| vm.epoch.get() == epoch)
+        {
             return Ok(vm.clone());
         }
         // First use, or SCRIPT FLUSH since: a new VM, as Redis resets its Lua VM.

@@ -11,10 +11,10 @@ use mlua::{Function, MultiValue, Table, ThreadStatus, Value};
 use shardline_metrics::Activity;
 
 use super::busy::RunningFunction;
+use super::call;
 use super::context::{self, Access, RunContext, ShardWrites};
 use super::convert::lua_to_reply;
 use super::exec::{self, run_without_sync};
-use super::call;
 use super::hook::{self, Verdict};
 use super::vm::Vm;
 use crate::forward::{ShardJob, TxnId};
@@ -149,9 +149,7 @@ async fn run_once(vm: &Vm, target: &Target, call: &Call, ctx: &Rc<RunContext>) -
     shardline_metrics::activity::set(Activity::Other("script"));
     let shard = &ctx.shard;
     let shared = shard.shared.clone();
-    let held: Vec<bool> = (0..shard.nr_shards)
-        .map(|o| ctx.access.holds(o))
-        .collect();
+    let held: Vec<bool> = (0..shard.nr_shards).map(|o| ctx.access.holds(o)).collect();
     let function = call.command.clone().map(|command| RunningFunction {
         name: target.label.clone(),
         command,
@@ -160,7 +158,12 @@ async fn run_once(vm: &Vm, target: &Target, call: &Call, ctx: &Rc<RunContext>) -
     shared.scripts.busy.start(shard.id, &held, function);
     let _entered = context::enter(ctx.clone());
     let threshold = Duration::from_millis(shard.runtime.borrow().busy_reply_threshold_ms);
-    let _installed = hook::install(check(shared.clone(), shard.id, threshold, target.is_function));
+    let _installed = hook::install(check(
+        shared.clone(),
+        shard.id,
+        threshold,
+        target.is_function,
+    ));
     let outcome = call_target(vm, target, call, ctx).await;
     shared.scripts.busy.finish(shard.id);
     match outcome {
@@ -276,7 +279,7 @@ fn reply_of(values: MultiValue, resp: u8, label: &str) -> Frame {
             };
             let line = match values.next() {
                 Some(Value::Number(n)) => Some(n as i64),
-                Some(Value::Integer(n)) => Some(n as i64),
+                Some(Value::Integer(n)) => Some(n),
                 _ => None,
             };
             error_reply(error, source, line, label)

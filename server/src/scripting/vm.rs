@@ -57,7 +57,15 @@ impl Vm {
         let globals = lua.globals();
         libs::load(&lua)?;
         globals.set("redis", api::create(&lua)?)?;
-        for name in ["pcall", "xpcall", "setmetatable", "rawset", "rawget", "next", "pairs"] {
+        for name in [
+            "pcall",
+            "xpcall",
+            "setmetatable",
+            "rawset",
+            "rawget",
+            "next",
+            "pairs",
+        ] {
             let stock: Function = globals.get(name)?;
             lua.set_named_registry_value(&format!("{STOCK_PREFIX}{name}"), stock)?;
         }
@@ -83,10 +91,7 @@ impl Vm {
                 Ok(())
             })?,
         )?;
-        let sandbox: Table = lua
-            .load(PRELUDE)
-            .set_name("=shardline")
-            .call(helpers)?;
+        let sandbox: Table = lua.load(PRELUDE).set_name("=shardline").call(helpers)?;
         // SAFETY: a plain C function of the Lua API.
         let push_result = unsafe { lua.create_c_function(call::push_result)? };
         Ok(Vm {

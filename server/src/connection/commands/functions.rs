@@ -173,7 +173,10 @@ fn list(shard: &Shard, options: &[Bytes]) -> Frame {
                         Frame::bulk(b"library_name"),
                         Frame::Bulk(Bytes::from(library.name.clone())),
                     ),
-                    (Frame::bulk(b"engine"), Frame::bulk(library.engine.as_bytes())),
+                    (
+                        Frame::bulk(b"engine"),
+                        Frame::bulk(library.engine.as_bytes()),
+                    ),
                     (
                         Frame::bulk(b"functions"),
                         Frame::Array(
@@ -182,7 +185,10 @@ fn list(shard: &Shard, options: &[Bytes]) -> Frame {
                                 .iter()
                                 .map(|f| {
                                     Frame::Map(vec![
-                                        (Frame::bulk(b"name"), Frame::Bulk(Bytes::from(f.name.clone()))),
+                                        (
+                                            Frame::bulk(b"name"),
+                                            Frame::Bulk(Bytes::from(f.name.clone())),
+                                        ),
                                         (
                                             Frame::bulk(b"description"),
                                             f.description.clone().map_or(Frame::Null, Frame::Bulk),
@@ -203,7 +209,10 @@ fn list(shard: &Shard, options: &[Bytes]) -> Frame {
                     ),
                 ];
                 if with_code {
-                    fields.push((Frame::bulk(b"library_code"), Frame::Bulk(library.code.clone())));
+                    fields.push((
+                        Frame::bulk(b"library_code"),
+                        Frame::Bulk(library.code.clone()),
+                    ));
                 }
                 Frame::Map(fields)
             })

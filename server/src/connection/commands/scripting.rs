@@ -10,6 +10,7 @@ use super::subcommands;
 use crate::resp::Frame;
 use crate::scripting::api::sha1_hex;
 use crate::scripting::busy::Kill;
+use crate::scripting::functions::FunctionFlags;
 use crate::scripting::run::{self, Call, Target};
 use crate::scripting::shebang;
 use crate::scripting::vm::{Vm, EVAL_CHUNK};
@@ -110,7 +111,12 @@ pub async fn eval(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byte
     };
     let shebang = shebang::parse(&body).unwrap_or_default();
     let flags = shebang.flags;
-    if shebang.present && !flags.allow_oom && !flags.no_writes && out_of_memory(shard).await {
+    let no_writes = flags.contains(FunctionFlags::NO_WRITES);
+    if shebang.present
+        && !no_writes
+        && !flags.contains(FunctionFlags::ALLOW_OOM)
+        && out_of_memory(shard).await
+    {
         return Frame::error(crate::eviction::OOM);
     }
     let target = Target {
@@ -125,7 +131,7 @@ pub async fn eval(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byte
         db: session.db,
         client: session.client_tag(),
         outer: session.txn_scope,
-        read_only: name.ends_with("_ro") || flags.no_writes,
+        read_only: name.ends_with("_ro") || no_writes,
         command: None,
     };
     run::run(shard, &vm, &target, call).await

@@ -129,7 +129,12 @@ static CLUSTER: &[SubcommandSpec] = &[
     s("keyslot", 3, STALE, SLOW),
     s("myid", 2, STALE, SLOW),
     s("nodes", 2, STALE, SLOW),
-    s("reset", -2, &["admin", "stale", "noscript"], &["@admin", "@slow", "@dangerous"]),
+    s(
+        "reset",
+        -2,
+        &["admin", "stale", "noscript"],
+        &["@admin", "@slow", "@dangerous"],
+    ),
     s("shards", 2, STALE, SLOW),
     s("slots", 2, STALE, SLOW),
 ];

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value, VmState};
 
-use super::env::{LoadEnv, base_function};
+use super::env::{base_function, LoadEnv};
 use super::flags::FunctionFlags;
-use super::metadata::{INVALID_NAME, Metadata, is_valid_name};
+use super::metadata::{is_valid_name, Metadata, INVALID_NAME};
 use super::registry::FunctionInfo;
 
 /// How long a library body may run at load before it is stopped with

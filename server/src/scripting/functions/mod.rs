@@ -42,8 +42,8 @@ pub mod metadata;
 pub mod rdb;
 pub mod registry;
 
-pub use dump::{RestorePolicy, dump, restore};
+pub use dump::{dump, restore, RestorePolicy};
 pub use flags::FunctionFlags;
-pub use library::{LOAD_TIMEOUT, RegisteredFunction, register, register_with_env};
+pub use library::{register, register_with_env, RegisteredFunction, LOAD_TIMEOUT};
 pub use metadata::Metadata;
 pub use registry::{FunctionInfo, Libraries, LibraryInfo, Registration};

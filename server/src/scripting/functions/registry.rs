@@ -121,7 +121,11 @@ impl Libraries {
             return Err("ERR No functions registered".to_string());
         }
         for f in &reg.functions {
-            if self.index.get(&fold(&f.name)).is_some_and(|owner| *owner != name) {
+            if self
+                .index
+                .get(&fold(&f.name))
+                .is_some_and(|owner| *owner != name)
+            {
                 return Err(format!("ERR Function {} already exists", f.name));
             }
         }

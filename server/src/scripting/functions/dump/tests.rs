@@ -3,8 +3,8 @@
 //! errors are its `FUNCTION RESTORE` replies to the payloads built here (same bytes, sent
 //! from a Python client).
 
-use super::*;
 use super::super::library::register;
+use super::*;
 use mlua::Lua;
 
 fn hex(s: &str) -> Vec<u8> {

@@ -65,12 +65,10 @@ fn registers_both_forms() {
     assert_eq!(fs[1].callback.call::<i64>(()).expect("call"), 2);
     // The caller's redis table is left as it was.
     let redis: Table = lua.globals().get("redis").expect("redis");
-    assert!(
-        redis
-            .get::<Value>("register_function")
-            .expect("get")
-            .is_nil()
-    );
+    assert!(redis
+        .get::<Value>("register_function")
+        .expect("get")
+        .is_nil());
 }
 
 #[test]
