@@ -112,7 +112,16 @@ pub async fn dispatch(
         }
     }
     if shard.shared.scripts.busy.any() && scope.is_none() {
-        if let Some(refused) = busy_refusal(shard, spec, args) {
+        if let Some(mut refused) = busy_refusal(shard, spec, args) {
+            if spec.name == "exec" && session.transaction.take().is_some() {
+                // Redis 7 `rejectCommand` of EXEC: the transaction is discarded.
+                session.watched.clear().await;
+                if let Frame::Error(text) = &refused {
+                    refused = Frame::error(format!(
+                        "EXECABORT Transaction discarded because of: {text}"
+                    ));
+                }
+            }
             if let Some(txn) = &mut session.transaction {
                 txn.aborted = true;
             }
@@ -284,7 +293,7 @@ async fn wait_while_paused(
         .info
         .pause
         .wait(
-            || pause::may_write(args, queued),
+            || pause::may_write_with(args, queued, &|a| shared.scripts.may_write(a)),
             || shared.shutdown.is_requested(),
         )
         .await;
@@ -364,9 +373,9 @@ fn refuse_while_subscribed(spec: &CommandSpec, args: &[Bytes]) -> Option<Frame> 
     )))
 }
 
-/// Redis 7 `processCommand`'s `-BUSY` while a script runs past `busy-reply-threshold`: for a
-/// command on a shard the script holds, or with no key, unless it may run meanwhile
-/// (`allow_busy`: AUTH, MULTI …, SCRIPT KILL, FUNCTION KILL and STATS, SHUTDOWN).
+/// Redis 7 `processCommand`'s `-BUSY` while a script runs past `busy-reply-threshold`: for
+/// every command but those that may run meanwhile (`allow_busy`: AUTH, MULTI …, SCRIPT KILL,
+/// FUNCTION KILL and STATS, SHUTDOWN), whatever shard its keys live on, as Redis answers.
 fn busy_refusal(shard: &Shard, spec: &CommandSpec, args: &[Bytes]) -> Option<Frame> {
     if spec.has_flag("allow_busy") {
         return None;
@@ -377,19 +386,7 @@ fn busy_refusal(shard: &Shard, spec: &CommandSpec, args: &[Bytes]) -> Option<Fra
             return None;
         }
     }
-    let owner = match spec.routing {
-        KeyRouting::SingleKey => args.get(1).map(|key| shard.owner_of(key)),
-        KeyRouting::MultiKey { step } => {
-            let mut owners = args[1..]
-                .iter()
-                .step_by(step.max(1))
-                .map(|k| shard.owner_of(k));
-            let first = owners.next();
-            first.filter(|&o| owners.all(|other| other == o))
-        }
-        KeyRouting::Connection | KeyRouting::AllShards => None,
-    };
-    let function = shard.shared.scripts.busy.blocking(owner)?;
+    let function = shard.shared.scripts.busy.busy_kind()?;
     Some(Frame::error(crate::scripting::busy::busy_error(function)))
 }
 

@@ -49,10 +49,24 @@ impl Drop for Held<'_> {
 /// Whether a command `args` may write, as Redis's pause WRITE sees it: write commands, and
 /// EXEC of a transaction holding one (`queued`).
 pub fn may_write(args: &[Bytes], queued: Option<&[Vec<Bytes>]>) -> bool {
+    may_write_with(args, queued, &|_| true)
+}
+
+/// As [`may_write`], with `script_writes` telling whether an EVAL, EVALSHA or FCALL (its
+/// arguments) may write (Redis 7.0 `evalGetCommandFlags`: unless its script or function is
+/// flagged `no-writes`; EVAL_RO and FCALL_RO never write).
+pub fn may_write_with(
+    args: &[Bytes],
+    queued: Option<&[Vec<Bytes>]>,
+    script_writes: &dyn Fn(&[Bytes]) -> bool,
+) -> bool {
     let writes = |a: &[Bytes]| {
         a.first()
             .and_then(|name| table::lookup(name))
-            .is_some_and(|spec| spec.has_flag("write"))
+            .is_some_and(|spec| match spec.name {
+                "eval" | "evalsha" | "fcall" => script_writes(a),
+                _ => spec.has_flag("write"),
+            })
     };
     let is_exec = args
         .first()

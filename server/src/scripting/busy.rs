@@ -2,12 +2,12 @@
 //! act on (Redis 7.0 `script.c`).
 //!
 //! A script runs on its connection's shard and holds the gates of the shards it touches. Once
-//! it has run for `busy-reply-threshold` ms, the other clients get `-BUSY` for commands on the
-//! shards it holds and for keyless commands (PING, INFO …), as Redis answers every client
-//! while a script is busy; commands on other shards go on. The check costs one atomic load
-//! per command while no script is busy.
+//! it has run for `busy-reply-threshold` ms, every other client gets `-BUSY` for any command
+//! but the few Redis allows meanwhile, as Redis answers while a script is busy (clients and
+//! transactions rely on it: an EXEC then aborts). The check costs one atomic load per command
+//! while no script is busy.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -32,8 +32,6 @@ pub struct Slot {
     kill: AtomicBool,
     wrote: AtomicBool,
     is_function: AtomicBool,
-    /// Bit n: the script holds shard n (all bits: every shard, or more than 64 shards).
-    held: AtomicU64,
     function: Mutex<Option<RunningFunction>>,
 }
 
@@ -67,9 +65,8 @@ impl Busy {
         }
     }
 
-    /// Shard `shard` starts a script holding the shards `held` (`true` = held); `function`
-    /// names it when it is a function.
-    pub fn start(&self, shard: usize, held: &[bool], function: Option<RunningFunction>) {
+    /// Shard `shard` starts a script; `function` names it when it is a function.
+    pub fn start(&self, shard: usize, function: Option<RunningFunction>) {
         let Some(slot) = self.slots.get(shard) else {
             return;
         };
@@ -77,15 +74,6 @@ impl Busy {
         if let Ok(mut running) = slot.function.lock() {
             *running = function;
         }
-        let mask = if held.len() > 64 {
-            u64::MAX
-        } else {
-            held.iter()
-                .enumerate()
-                .filter(|(_, &h)| h)
-                .fold(0u64, |m, (i, _)| m | (1 << i))
-        };
-        slot.held.store(mask, Ordering::Relaxed);
         slot.kill.store(false, Ordering::Relaxed);
         slot.wrote.store(false, Ordering::Relaxed);
         slot.is_function.store(is_function, Ordering::Relaxed);
@@ -135,17 +123,12 @@ impl Busy {
         self.busy_count.load(Ordering::Relaxed) > 0
     }
 
-    /// The busy script that blocks a command on shard `owner` (`None` = a keyless command,
-    /// blocked by any busy script): `Some(is_function)` when one does.
-    pub fn blocking(&self, owner: Option<usize>) -> Option<bool> {
+    /// Whether a script is busy: `Some(is_function)` of the first one.
+    pub fn busy_kind(&self) -> Option<bool> {
         self.slots.iter().find_map(|slot| {
-            let busy = slot.busy.load(Ordering::Acquire);
-            let holds = match owner {
-                None => true,
-                Some(o) if o >= 64 => true,
-                Some(o) => slot.held.load(Ordering::Relaxed) & (1 << o) != 0,
-            };
-            (busy && holds).then(|| slot.is_function.load(Ordering::Relaxed))
+            slot.busy
+                .load(Ordering::Acquire)
+                .then(|| slot.is_function.load(Ordering::Relaxed))
         })
     }
 
@@ -197,13 +180,12 @@ mod tests {
     fn kill_and_busy_follow_the_running_script() {
         let busy = Busy::new(2);
         assert_eq!(busy.kill(false), Kill::NotBusy);
-        busy.start(1, &[false, true], None);
+        busy.start(1, None);
         assert!(!busy.any());
+        assert_eq!(busy.busy_kind(), None);
         busy.mark_busy(1);
         assert!(busy.any());
-        assert_eq!(busy.blocking(None), Some(false));
-        assert_eq!(busy.blocking(Some(0)), None, "shard 0 is not held");
-        assert_eq!(busy.blocking(Some(1)), Some(false));
+        assert_eq!(busy.busy_kind(), Some(false));
         assert_eq!(busy.kill(true), Kill::OtherKind);
         busy.wrote(1);
         assert_eq!(busy.kill(false), Kill::Unkillable);
@@ -214,7 +196,7 @@ mod tests {
             command: vec![Bytes::from_static(b"fcall")],
             started: Instant::now(),
         };
-        busy.start(0, &[true, true], Some(running));
+        busy.start(0, Some(running));
         assert_eq!(
             busy.running_function().map(|f| f.name),
             Some("f".to_owned())

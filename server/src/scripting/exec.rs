@@ -85,14 +85,21 @@ fn check(ctx: &RunContext, args: &[Bytes]) -> Result<&'static CommandSpec, Frame
         crate::connection::commands::subcommands_of(spec.name, sub)
             .is_some_and(|sub| sub.flags.contains(&"noscript"))
     });
-    if spec.has_flag("noscript") || sub_noscript || !allowed_connection_command(spec) {
+    if spec.has_flag("noscript") || sub_noscript {
         return Err(Frame::error(
             "ERR This Redis command is not allowed from script",
         ));
     }
-    if spec.has_flag("write") && ctx.read_only {
+    // PUBLISH is `may-replicate` in Redis 7.0 (not shown by COMMAND INFO).
+    let may_replicate = spec.has_flag("may_replicate") || spec.name == "publish";
+    if (spec.has_flag("write") || may_replicate) && ctx.read_only {
         return Err(Frame::error(
             "ERR Write commands are not allowed from read-only scripts.",
+        ));
+    }
+    if !allowed_connection_command(spec) {
+        return Err(Frame::error(
+            "ERR This Redis command is not allowed from script",
         ));
     }
     Ok(spec)
@@ -102,7 +109,10 @@ fn check(ctx: &RunContext, args: &[Bytes]) -> Result<&'static CommandSpec, Frame
 /// `noscript` commands.
 fn allowed_connection_command(spec: &CommandSpec) -> bool {
     spec.routing != KeyRouting::Connection
-        || matches!(spec.name, "ping" | "echo" | "time" | "select" | "cluster")
+        || matches!(
+            spec.name,
+            "ping" | "echo" | "time" | "select" | "cluster" | "publish"
+        )
         || composed_owners_known(spec.name)
 }
 
@@ -119,6 +129,8 @@ fn connection_command(ctx: &RunContext, spec: &'static CommandSpec, args: &[Byte
         },
         "echo" => Frame::Bulk(args[1].clone()),
         "cluster" => Frame::error(crate::connection::commands::CLUSTER_DISABLED),
+        // Subscribers live on every shard: the runner asks each.
+        "publish" => return Plan::Hop(spec),
         "time" => crate::connection::commands::time(),
         "select" => {
             let databases = ctx.shard.shared.config.databases;
@@ -196,6 +208,9 @@ fn before_write(ctx: &RunContext, owner: usize, mark: Option<(usize, u64)>) {
 /// ([`super::run`]).
 pub async fn hop(ctx: Rc<RunContext>, spec: &'static CommandSpec, args: Vec<Bytes>) -> Frame {
     let shard = ctx.shard.clone();
+    if spec.name == "publish" {
+        return publish(&shard, &args[1], &args[2]).await;
+    }
     let txn = Some(ctx.access.txn());
     let db = ctx.db.get();
     let writes = spec.has_flag("write");
@@ -235,6 +250,21 @@ pub async fn hop(ctx: Rc<RunContext>, spec: &'static CommandSpec, args: Vec<Byte
             crate::connection::commands::script_keyspace_command(&shard, db, txn, spec, args).await
         }
     }
+}
+
+/// PUBLISH from a script: delivered on every shard, the receivers counted.
+async fn publish(shard: &Rc<Shard>, channel: &Bytes, message: &Bytes) -> Frame {
+    let mut receivers = shard.pubsub.publish(channel, message) as i64;
+    for peer in (0..shard.nr_shards).filter(|&p| p != shard.id) {
+        let (channel, message) = (channel.clone(), message.clone());
+        let job: ShardJob =
+            Box::new(move |s: &Shard| Frame::Integer(s.pubsub.publish(&channel, &message) as i64));
+        let receiver = shard.peers.submit_stats_to(peer, job).await;
+        if let Frame::Integer(n) = crate::forward::await_reply(receiver).await {
+            receivers += n;
+        }
+    }
+    Frame::Integer(receivers)
 }
 
 /// Notes a write on shard `owner` before it happens, fetching that shard's log mark first.

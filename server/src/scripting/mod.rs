@@ -13,8 +13,8 @@
 //!   every shard from the start on later runs.
 //! - **Long scripts.** A count hook ([`hook`]) yields the script to the reactor whenever the
 //!   shard's task quota is used up, so the shard's other connections keep being served (their
-//!   commands on the held shards wait, then get `-BUSY` after `busy-reply-threshold`
-//!   ([`busy`])), and stops it on SCRIPT KILL / FUNCTION KILL.
+//!   commands on the held shards wait; after `busy-reply-threshold` every client gets `-BUSY`,
+//!   as from Redis ([`busy`])), and stops it on SCRIPT KILL / FUNCTION KILL.
 //! - **Durability.** A script's writes go to the logs of the shards they touch as the
 //!   commands it ran, wrapped in MULTI/EXEC per shard when it ran several there, so a replay
 //!   applies all of them or none; its reply waits for them as a command's would.
@@ -108,6 +108,31 @@ impl Scripts {
             .read()
             .map(|b| (b.len(), b.values().map(Bytes::len).sum()))
             .unwrap_or((0, 0))
+    }
+
+    /// Whether the EVAL, EVALSHA or FCALL `args` may write: unless its script's shebang or its
+    /// function is flagged `no-writes` (an unknown script or function: it may).
+    pub fn may_write(&self, args: &[Bytes]) -> bool {
+        let Some(name) = args.first() else {
+            return true;
+        };
+        let no_writes = functions::FunctionFlags::NO_WRITES;
+        if name.eq_ignore_ascii_case(b"fcall") {
+            return !args.get(1).is_some_and(|f| {
+                self.functions.read().is_ok_and(|libraries| {
+                    libraries
+                        .function(f)
+                        .is_some_and(|(_, info)| info.flags.contains(no_writes))
+                })
+            });
+        }
+        let body = if name.eq_ignore_ascii_case(b"evalsha") {
+            args.get(1)
+                .and_then(|sha| self.body(&String::from_utf8_lossy(sha).to_ascii_lowercase()))
+        } else {
+            args.get(1).cloned()
+        };
+        !body.is_some_and(|body| shebang::parse(&body).is_ok_and(|s| s.flags.contains(no_writes)))
     }
 
     /// Whether the script `sha` is known to touch keys it does not declare.

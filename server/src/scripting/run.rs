@@ -149,13 +149,12 @@ async fn run_once(vm: &Vm, target: &Target, call: &Call, ctx: &Rc<RunContext>) -
     shardline_metrics::activity::set(Activity::Other("script"));
     let shard = &ctx.shard;
     let shared = shard.shared.clone();
-    let held: Vec<bool> = (0..shard.nr_shards).map(|o| ctx.access.holds(o)).collect();
     let function = call.command.clone().map(|command| RunningFunction {
         name: target.label.clone(),
         command,
         started: Instant::now(),
     });
-    shared.scripts.busy.start(shard.id, &held, function);
+    shared.scripts.busy.start(shard.id, function);
     let _entered = context::enter(ctx.clone());
     let threshold = Duration::from_millis(shard.runtime.borrow().busy_reply_threshold_ms);
     let _installed = hook::install(check(
