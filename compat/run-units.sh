@@ -15,7 +15,7 @@
 # with a debug build: unit/type/zset takes 1.5-4 (its stress loops are thousands of sequential
 # round trips through the TLS proxy), the list units 4-6 (unit/type/list-3 above all), so the
 # per-unit limit is 360 s instead of redis-tcl.sh's default 240; a unit that waits for what is
-# not built yet (unit/scripting's script timeouts, unit/tracking's first test) has a shorter
+# not built yet (unit/tracking's first test) has a shorter
 # limit in the baseline's third column.
 # Knobs: COMPAT_UNITS (space-separated units, default: every unit of the baseline),
 # COMPAT_RETRIES (default 3),
