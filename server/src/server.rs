@@ -377,6 +377,7 @@ async fn shard_main(
         scripting: Default::default(),
     });
     shard.blocking.set_shard(&shard);
+    shard.scripting.set_shard(&shard);
     if let Some(aof) = &shard.aof {
         shard.metrics.aof_replayed(aof.replayed.records);
     }

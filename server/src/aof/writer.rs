@@ -83,6 +83,9 @@ pub struct LogWriter {
     /// `SELECT`.
     selected: Cell<Option<usize>>,
     buf: RefCell<Vec<u8>>,
+    /// While a script runs with writes on this shard ([`LogWriter::hold`]): its records, kept
+    /// out of `buf` until it ends, and how many.
+    held: RefCell<Option<(Vec<u8>, u64)>>,
     /// Records appended since start (sequence numbers are 1-based).
     appended: Cell<u64>,
     /// Records written to the file.
@@ -138,6 +141,7 @@ impl LogWriter {
             fsync: Cell::new(fsync),
             selected: Cell::new((size == 0).then_some(0)),
             buf: RefCell::new(Vec::with_capacity(64 << 10)),
+            held: RefCell::new(None),
             appended: Cell::new(0),
             written: Cell::new(0),
             synced: Cell::new(0),
@@ -152,6 +156,10 @@ impl LogWriter {
     /// Appends records with `fill` (which writes zero or more complete records into the
     /// buffer and returns how many) and wakes the flusher.
     pub fn append(&self, fill: impl FnOnce(&mut Vec<u8>) -> u64) {
+        if let Some((held, records)) = self.held.borrow_mut().as_mut() {
+            *records += fill(held);
+            return;
+        }
         let added = fill(&mut self.buf.borrow_mut());
         if added == 0 {
             return;
@@ -218,6 +226,35 @@ impl LogWriter {
         self.stats.borrow_mut().records += 2;
     }
 
+    /// From now on, records are kept aside until [`Self::release_held`]: a script whose
+    /// writes on this shard may be spread over awaits (hops, yields) logs them as one
+    /// transaction at its end, so neither a flush in between nor a crash splits them. Nothing
+    /// when already holding.
+    pub fn hold(&self) {
+        let mut held = self.held.borrow_mut();
+        if held.is_none() {
+            *held = Some((Vec::new(), 0));
+        }
+    }
+
+    /// Appends the records kept since [`Self::hold`], wrapped in `MULTI` … `EXEC` when there
+    /// are two or more, and stops holding.
+    pub fn release_held(&self) {
+        let Some((held, records)) = self.held.borrow_mut().take() else {
+            return;
+        };
+        self.append(|buf| {
+            if records < 2 {
+                buf.extend_from_slice(&held);
+                return records;
+            }
+            encode(buf, &[&b"MULTI"[..]]);
+            buf.extend_from_slice(&held);
+            encode(buf, &[&b"EXEC"[..]]);
+            records + 2
+        });
+    }
+
     /// With `appendfsync always`: the point every record appended so far must reach before a
     /// reply computed now may leave, or `None` when nothing is pending (or the policy is not
     /// `always`).
@@ -249,6 +286,15 @@ impl LogWriter {
     /// appended before this call still go to the current file, which is fdatasync'ed before
     /// the switch. Called in the same synchronous step as the keyspace snapshot starts.
     pub fn rotate(&self, file: BufferedFile, path: String) {
+        // A script's records so far describe the state the snapshot starts from.
+        let held = self.held.borrow_mut().take();
+        if let Some((records, count)) = held {
+            self.append(|buf| {
+                buf.extend_from_slice(&records);
+                count
+            });
+            self.hold();
+        }
         let at = self.buf.borrow().len();
         *self.rotation.borrow_mut() = Some((at, file, path));
         // The new file is replayed from database 0: its first record names its database

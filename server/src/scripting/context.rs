@@ -67,9 +67,11 @@ pub struct RunContext {
     /// Set when it touched a shard it does not hold before writing anything: it is stopped
     /// and run again holding every shard.
     pub restart: Cell<bool>,
-    /// Per shard: the log mark before the script's first write there, and how many write
-    /// commands it ran there (two or more are wrapped in MULTI/EXEC in that shard's log).
+    /// Per shard: how many write commands it ran there (their log records are kept aside
+    /// until it ends, then logged together, in MULTI/EXEC when two or more).
     pub writes: RefCell<Vec<ShardWrites>>,
+    /// Set once its writes were logged ([`super::run`]).
+    pub settled: Cell<bool>,
     /// Whether it is a function (FCALL): error texts name FUNCTION KILL.
     pub is_function: bool,
 }
@@ -77,8 +79,6 @@ pub struct RunContext {
 /// A script's writes on one shard.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ShardWrites {
-    /// The shard's log position before the first write ([`crate::aof::LogWriter::mark`]).
-    pub mark: Option<(usize, u64)>,
     /// Write commands run there.
     pub count: u32,
 }

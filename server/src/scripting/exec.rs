@@ -175,20 +175,22 @@ fn not_held(ctx: &RunContext) -> Plan {
 /// Runs `args` on this shard (all its keys live here).
 fn run_here(ctx: &RunContext, spec: &CommandSpec, args: &[Bytes]) -> Frame {
     let shard = &ctx.shard;
-    let writes = spec.has_flag("write");
-    if writes {
-        before_write(
-            ctx,
-            shard.id,
-            shard.aof.as_ref().map(|aof| aof.writer.mark()),
-        );
+    if spec.has_flag("write") && before_write(ctx, shard.id) {
+        hold_log(shard);
     }
     shard.execute_local(ctx.db.get(), args)
 }
 
-/// Notes a write on shard `owner`, whose log position before it is `mark` (taken before its
-/// first write only).
-fn before_write(ctx: &RunContext, owner: usize, mark: Option<(usize, u64)>) {
+/// Keeps the records of `shard`'s log aside until the script ends
+/// ([`crate::aof::LogWriter::hold`]).
+pub fn hold_log(shard: &Shard) {
+    if let Some(aof) = &shard.aof {
+        aof.writer.hold();
+    }
+}
+
+/// Notes a write on shard `owner`; true for the script's first write there.
+fn before_write(ctx: &RunContext, owner: usize) -> bool {
     if !ctx.wrote.replace(true) {
         ctx.shard.shared.scripts.busy.wrote(ctx.shard.id);
     }
@@ -197,10 +199,8 @@ fn before_write(ctx: &RunContext, owner: usize, mark: Option<(usize, u64)>) {
         writes.resize(owner + 1, ShardWrites::default());
     }
     let entry = &mut writes[owner];
-    if entry.count == 0 {
-        entry.mark = mark;
-    }
     entry.count += 1;
+    entry.count == 1
 }
 
 /// Runs a command [`call_now`] planned as a hop: on its owner shards, inside the script's
@@ -267,38 +267,21 @@ async fn publish(shard: &Rc<Shard>, channel: &Bytes, message: &Bytes) -> Frame {
     Frame::Integer(receivers)
 }
 
-/// Notes a write on shard `owner` before it happens, fetching that shard's log mark first.
+/// Notes a write on shard `owner` before it happens; before the script's first write there,
+/// that shard's log starts keeping its records aside.
 async fn note_remote_write(ctx: &RunContext, owner: usize) {
-    let first = ctx.writes.borrow().get(owner).is_none_or(|w| w.count == 0);
-    let mark = if first {
-        let job: ShardJob = Box::new(|s: &Shard| match &s.aof {
-            Some(aof) => {
-                let (index, offset) = aof.writer.mark();
-                Frame::Array(vec![
-                    Frame::Integer(index as i64),
-                    Frame::Integer(offset as i64),
-                ])
-            }
-            None => Frame::Null,
-        });
-        let reply = if owner == ctx.shard.id {
-            job(&ctx.shard)
-        } else {
-            run_without_sync(&ctx.shard, owner, Some(ctx.access.txn()), job).await
-        };
-        match reply {
-            Frame::Array(parts) => match parts.as_slice() {
-                [Frame::Integer(index), Frame::Integer(offset)] => {
-                    Some((*index as usize, *offset as u64))
-                }
-                _ => None,
-            },
-            _ => None,
-        }
-    } else {
-        None
-    };
-    before_write(ctx, owner, mark);
+    if !before_write(ctx, owner) {
+        return;
+    }
+    if owner == ctx.shard.id {
+        hold_log(&ctx.shard);
+        return;
+    }
+    let job: ShardJob = Box::new(|s: &Shard| {
+        hold_log(s);
+        Frame::ok()
+    });
+    run_without_sync(&ctx.shard, owner, Some(ctx.access.txn()), job).await;
 }
 
 /// Runs `job` on `owner` inside `txn` without waiting for the owner's log.

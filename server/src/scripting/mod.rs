@@ -151,12 +151,23 @@ impl Scripts {
 /// One shard's Lua VM, made on first use.
 #[derive(Default)]
 pub struct ShardScripting {
+    me: RefCell<std::rc::Weak<crate::shard::Shard>>,
     eval: RefCell<Option<Rc<vm::Vm>>>,
     /// The shard's VM for functions and their callbacks.
     pub functions: library_store::ShardLibraries,
 }
 
 impl ShardScripting {
+    /// Records the shard this belongs to (a script shipped to it runs with it).
+    pub fn set_shard(&self, shard: &Rc<crate::shard::Shard>) {
+        *self.me.borrow_mut() = Rc::downgrade(shard);
+    }
+
+    /// The shard this belongs to, while it runs.
+    pub fn shard(&self) -> Option<Rc<crate::shard::Shard>> {
+        self.me.borrow().upgrade()
+    }
+
     /// The shard's VM for EVAL scripts as of SCRIPT FLUSH number `epoch`, made now if needed,
     /// allowed `memory_limit` bytes (`--script-memory-limit`; 0 = no limit).
     ///

@@ -12,7 +12,7 @@ use shardline_metrics::Activity;
 
 use super::busy::RunningFunction;
 use super::call;
-use super::context::{self, Access, RunContext, ShardWrites};
+use super::context::{self, Access, RunContext};
 use super::convert::lua_to_reply;
 use super::exec::{self, run_without_sync};
 use super::hook::{self, Verdict};
@@ -95,10 +95,13 @@ pub async fn run(shard: &Rc<Shard>, vm: &Rc<Vm>, target: &Target, call: Call) ->
             wrote: std::cell::Cell::new(false),
             restart: std::cell::Cell::new(false),
             writes: std::cell::RefCell::new(Vec::new()),
+            settled: std::cell::Cell::new(false),
             is_function: target.is_function,
         });
+        let unsettled = Unsettled(ctx.clone());
         let reply = run_once(vm, target, &call, &ctx).await;
         let reply = settle_writes(&ctx, reply).await;
+        drop(unsettled);
         if let Some(gates) = gates {
             gates.release().await;
         }
@@ -111,37 +114,145 @@ pub async fn run(shard: &Rc<Shard>, vm: &Rc<Vm>, target: &Target, call: Call) ->
     }
 }
 
-/// Wraps the script's writes in each shard's log (MULTI/EXEC where it ran two or more) and
-/// returns `reply` once they are durable.
-async fn settle_writes(ctx: &RunContext, reply: Frame) -> Frame {
-    let writes: Vec<(usize, ShardWrites)> = ctx
-        .writes
-        .borrow()
-        .iter()
-        .copied()
-        .enumerate()
-        .filter(|(_, w)| w.count > 0)
-        .collect();
-    let shard = &ctx.shard;
-    let txn = Some(ctx.access.txn());
-    for (owner, written) in writes {
-        let mark = written.mark.filter(|_| written.count > 1);
-        let job: ShardJob = Box::new(move |s: &Shard| {
-            if let (Some(mark), Some(aof)) = (mark, &s.aof) {
-                aof.writer.wrap_multi(mark);
-            }
-            Frame::ok()
-        });
-        if owner == shard.id {
-            job(shard);
-        } else {
-            run_without_sync(shard, owner, txn, job).await;
-            // A durable no-op: its reply waits for the owner's log.
-            let sync: ShardJob = Box::new(|_: &Shard| Frame::ok());
-            shard.run_on_in(owner, txn, sync).await;
+/// The reply of [`run_shipped`] when the script must run again from its connection's shard.
+pub const RUN_AGAIN: &str = "\u{0}shardline: run the script again from its connection's shard";
+
+/// Runs `target` with `call` synchronously on `shard`, the owner of every key the script
+/// declared, in a job sent there (one hop for the whole script, which holds the shard as long
+/// as the job runs). Gives up — [`RUN_AGAIN`], before anything was written — when the script
+/// needs another shard or runs past the task quota: the connection's shard then runs it with
+/// gates, hops and yields. Past its first write it runs to its end here.
+pub fn run_shipped(shard: &Rc<Shard>, vm: &Rc<Vm>, target: &Target, call: Call) -> Frame {
+    let mut held = vec![false; shard.nr_shards];
+    held[shard.id] = true;
+    let ctx = Rc::new(RunContext {
+        shard: shard.clone(),
+        db: std::cell::Cell::new(call.db),
+        client: call.client.clone(),
+        access: Access::Gated { txn: 0, held },
+        read_only: call.read_only,
+        resp: std::cell::Cell::new(2),
+        wrote: std::cell::Cell::new(false),
+        restart: std::cell::Cell::new(false),
+        writes: std::cell::RefCell::new(Vec::new()),
+        settled: std::cell::Cell::new(false),
+        is_function: target.is_function,
+    });
+    shardline_metrics::activity::set(Activity::Other("script"));
+    let shared = shard.shared.clone();
+    let function = call.command.clone().map(|command| RunningFunction {
+        name: target.label.clone(),
+        command,
+        started: Instant::now(),
+    });
+    shared.scripts.busy.start(shard.id, function);
+    let outcome = {
+        let _entered = context::enter(ctx.clone());
+        let threshold = Duration::from_millis(shard.runtime.borrow().busy_reply_threshold_ms);
+        let _installed =
+            hook::install(check(shared.clone(), shard.id, threshold, target.is_function));
+        call_target_now(vm, target, &call, &ctx)
+    };
+    shared.scripts.busy.finish(shard.id);
+    let reply = match outcome {
+        Ok(Some(values)) if !ctx.restart.get() => reply_of(values, ctx.resp.get(), &target.label),
+        Ok(_) => return Frame::error(RUN_AGAIN),
+        Err(err) => Frame::error(format!(
+            "ERR Error running script {}, {}",
+            target.label,
+            root_message(&err)
+        )),
+    };
+    release_log(shard);
+    ctx.settled.set(true);
+    reply
+}
+
+/// [`call_target`] without suspending: `None` when the script must run again elsewhere.
+fn call_target_now(
+    vm: &Vm,
+    target: &Target,
+    call: &Call,
+    ctx: &Rc<RunContext>,
+) -> mlua::Result<Option<MultiValue>> {
+    let (thread, mut args) = start_thread(vm, target, call)?;
+    loop {
+        let values: MultiValue = thread.resume(args)?;
+        if thread.status() != ThreadStatus::Resumable {
+            return Ok(Some(values));
+        }
+        args = MultiValue::new();
+        // A hop, or the task quota used up: only a script that has written runs on here.
+        if call::take_pending().is_some() || !ctx.wrote.get() {
+            return Ok(None);
         }
     }
+}
+
+/// Logs the script's writes on each shard it wrote on (in MULTI/EXEC where it ran two or
+/// more there) and returns `reply` once they are durable.
+async fn settle_writes(ctx: &RunContext, reply: Frame) -> Frame {
+    let written: Vec<usize> = written_shards(ctx);
+    let shard = &ctx.shard;
+    let txn = Some(ctx.access.txn());
+    for owner in written {
+        if owner == shard.id {
+            release_log(shard);
+            continue;
+        }
+        let job: ShardJob = Box::new(|s: &Shard| {
+            release_log(s);
+            Frame::ok()
+        });
+        run_without_sync(shard, owner, txn, job).await;
+        // A durable no-op: its reply waits for the owner's log.
+        let sync: ShardJob = Box::new(|_: &Shard| Frame::ok());
+        shard.run_on_in(owner, txn, sync).await;
+    }
+    ctx.settled.set(true);
     shard.durable_reply(reply).await
+}
+
+fn written_shards(ctx: &RunContext) -> Vec<usize> {
+    ctx.writes
+        .borrow()
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.count > 0)
+        .map(|(owner, _)| owner)
+        .collect()
+}
+
+fn release_log(shard: &Shard) {
+    if let Some(aof) = &shard.aof {
+        aof.writer.release_held();
+    }
+}
+
+/// Logs what a script wrote when its run is dropped before it settled (its connection went
+/// away while it waited): the keyspace holds its writes, so the logs must too.
+struct Unsettled(Rc<RunContext>);
+
+impl Drop for Unsettled {
+    fn drop(&mut self) {
+        let ctx = &self.0;
+        if ctx.settled.get() {
+            return;
+        }
+        for owner in written_shards(ctx) {
+            if owner == ctx.shard.id {
+                release_log(&ctx.shard);
+            } else {
+                ctx.shard.peers.post(
+                    owner,
+                    Box::new(|s: &Shard| {
+                        release_log(s);
+                        Frame::ok()
+                    }),
+                );
+            }
+        }
+    }
 }
 
 /// One run of the script, holding what `ctx.access` says.
@@ -183,22 +294,7 @@ async fn call_target(
     call: &Call,
     ctx: &Rc<RunContext>,
 ) -> mlua::Result<MultiValue> {
-    let lua = &vm.lua;
-    let keys = strings(lua, &call.keys)?;
-    let argv = strings(lua, &call.argv)?;
-    let thread = lua.create_thread(vm.run.clone())?;
-    hook::adopt(&thread);
-    let mut args = if target.is_function {
-        MultiValue::from_iter([
-            Value::Function(target.function.clone()),
-            Value::Table(keys),
-            Value::Table(argv),
-        ])
-    } else {
-        vm.globals.raw_set("KEYS", keys)?;
-        vm.globals.raw_set("ARGV", argv)?;
-        MultiValue::from_iter([Value::Function(target.function.clone())])
-    };
+    let (thread, mut args) = start_thread(vm, target, call)?;
     loop {
         let values: MultiValue = thread.resume(args)?;
         if thread.status() != ThreadStatus::Resumable {
@@ -222,6 +318,31 @@ async fn call_target(
             None => glommio::yield_if_needed().await,
         }
     }
+}
+
+/// The coroutine running the target under the sandbox's `run`, and its first arguments.
+fn start_thread(
+    vm: &Vm,
+    target: &Target,
+    call: &Call,
+) -> mlua::Result<(mlua::Thread, MultiValue)> {
+    let lua = &vm.lua;
+    let keys = strings(lua, &call.keys)?;
+    let argv = strings(lua, &call.argv)?;
+    let thread = lua.create_thread(vm.run.clone())?;
+    hook::adopt(&thread);
+    let args = if target.is_function {
+        MultiValue::from_iter([
+            Value::Function(target.function.clone()),
+            Value::Table(keys),
+            Value::Table(argv),
+        ])
+    } else {
+        vm.globals.raw_set("KEYS", keys)?;
+        vm.globals.raw_set("ARGV", argv)?;
+        MultiValue::from_iter([Value::Function(target.function.clone())])
+    };
+    Ok((thread, args))
 }
 
 /// A Lua array of `items` as strings.

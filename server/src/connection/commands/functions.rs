@@ -8,6 +8,7 @@ use bytes::Bytes;
 use super::super::session::Session;
 use super::scripting::{kill_reply, split_keys, subcommand};
 use crate::keyspace::glob::string_match;
+use crate::forward::ShardJob;
 use crate::resp::Frame;
 use crate::scripting::functions::{self, FunctionFlags, Metadata, RestorePolicy};
 use crate::scripting::library_store;
@@ -301,9 +302,52 @@ pub async fn fcall(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byt
         return Frame::error(crate::eviction::OOM);
     }
     let label = String::from_utf8_lossy(&args[1]).into_owned();
+    let undeclared_key = format!("function:{}", label.to_ascii_lowercase());
+    if let Some(owner) = super::scripting::shipping_owner(shard, session, &keys, &undeclared_key) {
+        let (label, keys, argv, command) = (label.clone(), keys.clone(), argv.clone(), args.to_vec());
+        let (db, client) = (session.db, session.client_tag());
+        let job: ShardJob = Box::new(move |s: &Shard| {
+            let Some(here) = s.scripting.shard() else {
+                return Frame::error(run::RUN_AGAIN);
+            };
+            let found = match s.shared.scripts.functions.read() {
+                Ok(libraries) => s.scripting.functions.function(
+                    &libraries,
+                    label.as_bytes(),
+                    s.shared.config.script_memory_limit,
+                ),
+                Err(_) => return poisoned(),
+            };
+            let (functions, compiled) = match found {
+                Ok(Some(found)) => found,
+                Ok(None) => return Frame::error("ERR Function not found"),
+                Err(error) => return Frame::error(error),
+            };
+            let target = Target {
+                function: compiled.callback,
+                undeclared_key: format!("function:{}", label.to_ascii_lowercase()),
+                label,
+                is_function: true,
+            };
+            let call = Call {
+                keys,
+                argv,
+                db,
+                client,
+                outer: None,
+                read_only: no_writes,
+                command: Some(command),
+            };
+            run::run_shipped(&here, &functions.vm, &target, call)
+        });
+        match shard.run_on_in(owner, None, job).await {
+            Frame::Error(text) if text == run::RUN_AGAIN => {}
+            reply => return reply,
+        }
+    }
     let target = Target {
         function: compiled.callback,
-        undeclared_key: format!("function:{}", label.to_ascii_lowercase()),
+        undeclared_key,
         label,
         is_function: true,
     };

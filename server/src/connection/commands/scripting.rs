@@ -7,6 +7,7 @@ use bytes::Bytes;
 
 use super::super::session::Session;
 use super::subcommands;
+use crate::forward::ShardJob;
 use crate::resp::Frame;
 use crate::scripting::api::sha1_hex;
 use crate::scripting::busy::Kill;
@@ -55,7 +56,7 @@ pub fn split_keys(args: &[Bytes]) -> Result<(Vec<Bytes>, Vec<Bytes>), Frame> {
 }
 
 /// The shard's VM, or Redis-style error text when it cannot be built.
-fn vm_of(shard: &Shard) -> Result<Rc<Vm>, Frame> {
+pub fn vm_of(shard: &Shard) -> Result<Rc<Vm>, Frame> {
     shard
         .scripting
         .eval_vm(
@@ -119,6 +120,44 @@ pub async fn eval(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byte
     {
         return Frame::error(crate::eviction::OOM);
     }
+    let read_only = name.ends_with("_ro") || no_writes;
+    if let Some(owner) = shipping_owner(shard, session, &keys, &sha) {
+        let (sha, body, keys, argv) = (sha.clone(), body.clone(), keys.clone(), argv.clone());
+        let (db, client) = (session.db, session.client_tag());
+        let job: ShardJob = Box::new(move |s: &Shard| {
+            let Some(here) = s.scripting.shard() else {
+                return Frame::error(run::RUN_AGAIN);
+            };
+            let vm = match vm_of(s) {
+                Ok(vm) => vm,
+                Err(error) => return error,
+            };
+            let function = match compiled(&vm, s, &sha, &body) {
+                Ok(function) => function,
+                Err(error) => return error,
+            };
+            let target = Target {
+                function,
+                label: sha.clone(),
+                is_function: false,
+                undeclared_key: sha,
+            };
+            let call = Call {
+                keys,
+                argv,
+                db,
+                client,
+                outer: None,
+                read_only,
+                command: None,
+            };
+            run::run_shipped(&here, &vm, &target, call)
+        });
+        match shard.run_on_in(owner, None, job).await {
+            Frame::Error(text) if text == run::RUN_AGAIN => {}
+            reply => return reply,
+        }
+    }
     let target = Target {
         function,
         label: sha.clone(),
@@ -131,7 +170,7 @@ pub async fn eval(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byte
         db: session.db,
         client: session.client_tag(),
         outer: session.txn_scope,
-        read_only: name.ends_with("_ro") || no_writes,
+        read_only,
         command: None,
     };
     run::run(shard, &vm, &target, call).await
@@ -142,6 +181,24 @@ pub async fn eval(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byte
 pub async fn out_of_memory(shard: &Rc<Shard>) -> bool {
     shard.runtime.borrow().maxmemory > 0
         && super::super::transaction::out_of_memory(shard, &[]).await
+}
+
+/// The other shard a script runs on in one hop ([`run::run_shipped`]): the owner of every key
+/// it declares, when that is not this shard, the script is not inside an EXEC and is not
+/// known to touch keys it does not declare.
+pub fn shipping_owner(
+    shard: &Shard,
+    session: &Session,
+    keys: &[Bytes],
+    undeclared_key: &str,
+) -> Option<usize> {
+    if session.txn_scope.is_some() {
+        return None;
+    }
+    let owner = shard.owner_of(keys.first()?);
+    let one_owner = keys.iter().all(|key| shard.owner_of(key) == owner);
+    (one_owner && owner != shard.id && !shard.shared.scripts.touches_undeclared(undeclared_key))
+        .then_some(owner)
 }
 
 /// The subcommand of a container (`args[1]`), arity checked as Redis checks it: `Err` with
