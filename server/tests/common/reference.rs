@@ -23,11 +23,28 @@ impl RedisReference {
     /// Starts redis-server with the extra config `args` (e.g. `["--databases", "1"]`);
     /// panics when it cannot start (install the `redis-server` package).
     pub fn start(args: &[&str]) -> RedisReference {
-        for _ in 0..ATTEMPTS {
-            let port = TcpListener::bind("127.0.0.1:0")
+        let free = || {
+            TcpListener::bind("127.0.0.1:0")
                 .and_then(|l| l.local_addr())
                 .expect("pick a free port")
-                .port();
+                .port()
+        };
+        Self::start_with(|_| Some(free()), args)
+    }
+
+    /// Like [`RedisReference::start`], on a port of `ports` that is free now (for tests that
+    /// must keep the reference inside a port range set aside for them).
+    pub fn start_in_ports(ports: std::ops::Range<u16>, args: &[&str]) -> RedisReference {
+        let mut candidates = ports.filter(|port| TcpListener::bind(("127.0.0.1", *port)).is_ok());
+        Self::start_with(|_| candidates.next(), args)
+    }
+
+    /// Starts redis-server on the port `port(attempt)` gives, up to [`ATTEMPTS`] times.
+    fn start_with(mut port: impl FnMut(usize) -> Option<u16>, args: &[&str]) -> RedisReference {
+        for attempt in 0..ATTEMPTS {
+            let Some(port) = port(attempt) else {
+                break;
+            };
             let dir = tempfile::tempdir().expect("tempdir");
             let mut child = Command::new("redis-server")
                 .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
