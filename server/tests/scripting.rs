@@ -288,9 +288,6 @@ fn one_script_cache_for_every_shard() {
 /// touches a shard it does not hold, starts again holding every shard, and both writes land
 /// on their owners, from connections of either shard, on the first and on later runs.
 #[test]
-#[ignore = "server bug: a script's second write on a shard reached by a hop panics that shard \
-            in LogWriter::wrap_multi (aof/writer.rs:214, stale log-buffer mark after the \
-            writer flushed during the hop); the shard then stops answering"]
 fn undeclared_keys_on_several_shards() {
     let server = Server::start(&["--smp", "2"]);
     assert_eq!(shardline::keyspace::slot::owner_shard(b"a", 2), 1);

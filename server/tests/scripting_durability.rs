@@ -233,29 +233,23 @@ fn kill9_same_shard_pair_without_yield() {
 /// them; only the MULTI/EXEC wrapping of the script's records makes the replay drop the
 /// first INCR of a script whose second never reached the log (counters equal).
 #[test]
-#[ignore = "server bug: after kill -9 (appendfsync always) the replay keeps a script's first \
-            INCR without its second (seen: {t}x=198 {t}y=197): the script yields between its \
-            writes, the first record is written out meanwhile, and wrap_multi's MULTI (placed \
-            at a log-buffer offset) cannot cover a record that already left the buffer"]
 fn kill9_same_shard_pair_across_yields() {
     let shard = shardline::keyspace::slot::owner_shard(b"{t}x", 2);
     crash_pair(shard, "{t}x", "{t}y", 200_000, Duration::from_millis(600));
 }
 
-/// Both keys on the other shard: each INCR hops there inside the script's transaction.
+/// Both keys on the other shard: the script runs there (one hop for the whole script), its
+/// two INCRs logged together.
 #[test]
-#[ignore = "server bug: a script's second write on a shard reached by a hop panics that shard \
-            in LogWriter::wrap_multi (aof/writer.rs:214, stale log-buffer mark)"]
 fn kill9_pair_on_the_other_shard() {
     let owner = shardline::keyspace::slot::owner_shard(b"{t}x", 2);
     crash_pair(1 - owner, "{t}x", "{t}y", 1, Duration::from_millis(400));
 }
 
-/// The minimal form of the bug above: two SETs on shard 1 from a shard-0 connection, with the
-/// default `appendfsync everysec`; the shard must keep answering.
+/// Two SETs on shard 1 from a shard-0 connection, with the default `appendfsync everysec`:
+/// the shard keeps answering (the script's records once were wrapped at a log-buffer offset
+/// taken before an await, stale after a flush, and the shard panicked).
 #[test]
-#[ignore = "server bug: shard 1 panics in LogWriter::wrap_multi (aof/writer.rs:214) after \
-            the script's reply; later commands on shard 1 hang"]
 fn two_writes_on_a_remote_shard_keep_it_alive() {
     let server = Server::start(&["--smp", "2"]);
     assert_eq!(shardline::keyspace::slot::owner_shard(b"a", 2), 1);

@@ -149,8 +149,12 @@ pub fn run_shipped(shard: &Rc<Shard>, vm: &Rc<Vm>, target: &Target, call: Call) 
     let outcome = {
         let _entered = context::enter(ctx.clone());
         let threshold = Duration::from_millis(shard.runtime.borrow().busy_reply_threshold_ms);
-        let _installed =
-            hook::install(check(shared.clone(), shard.id, threshold, target.is_function));
+        let _installed = hook::install(check(
+            shared.clone(),
+            shard.id,
+            threshold,
+            target.is_function,
+        ));
         call_target_now(vm, target, &call, &ctx)
     };
     shared.scripts.busy.finish(shard.id);
@@ -321,11 +325,7 @@ async fn call_target(
 }
 
 /// The coroutine running the target under the sandbox's `run`, and its first arguments.
-fn start_thread(
-    vm: &Vm,
-    target: &Target,
-    call: &Call,
-) -> mlua::Result<(mlua::Thread, MultiValue)> {
+fn start_thread(vm: &Vm, target: &Target, call: &Call) -> mlua::Result<(mlua::Thread, MultiValue)> {
     let lua = &vm.lua;
     let keys = strings(lua, &call.keys)?;
     let argv = strings(lua, &call.argv)?;

@@ -7,8 +7,8 @@ use bytes::Bytes;
 
 use super::super::session::Session;
 use super::scripting::{kill_reply, split_keys, subcommand};
-use crate::keyspace::glob::string_match;
 use crate::forward::ShardJob;
+use crate::keyspace::glob::string_match;
 use crate::resp::Frame;
 use crate::scripting::functions::{self, FunctionFlags, Metadata, RestorePolicy};
 use crate::scripting::library_store;
@@ -304,7 +304,8 @@ pub async fn fcall(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byt
     let label = String::from_utf8_lossy(&args[1]).into_owned();
     let undeclared_key = format!("function:{}", label.to_ascii_lowercase());
     if let Some(owner) = super::scripting::shipping_owner(shard, session, &keys, &undeclared_key) {
-        let (label, keys, argv, command) = (label.clone(), keys.clone(), argv.clone(), args.to_vec());
+        let (label, keys, argv, command) =
+            (label.clone(), keys.clone(), argv.clone(), args.to_vec());
         let (db, client) = (session.db, session.client_tag());
         let job: ShardJob = Box::new(move |s: &Shard| {
             let Some(here) = s.scripting.shard() else {
