@@ -217,10 +217,14 @@ pub async fn hop(ctx: Rc<RunContext>, spec: &'static CommandSpec, args: Vec<Byte
     match spec.routing {
         KeyRouting::SingleKey => {
             let owner = shard.owner_of(&args[1]);
-            if writes {
-                note_remote_write(&ctx, owner).await;
-            }
-            let job: ShardJob = Box::new(move |s: &Shard| s.execute_local(db, &args));
+            // The first write there starts keeping that log's records aside, in the same job.
+            let first_write = writes && before_write(&ctx, owner);
+            let job: ShardJob = Box::new(move |s: &Shard| {
+                if first_write {
+                    hold_log(s);
+                }
+                s.execute_local(db, &args)
+            });
             run_without_sync(&shard, owner, txn, job).await
         }
         KeyRouting::MultiKey { step } => {
@@ -231,10 +235,13 @@ pub async fn hop(ctx: Rc<RunContext>, spec: &'static CommandSpec, args: Vec<Byte
             let nkeys = (args.len() - 1) / step.max(1);
             let mut replies = Vec::with_capacity(parts.len());
             for (owner, sub_args, positions) in parts {
-                if writes {
-                    note_remote_write(&ctx, owner).await;
-                }
-                let job: ShardJob = Box::new(move |s: &Shard| s.execute_local(db, &sub_args));
+                let first_write = writes && before_write(&ctx, owner);
+                let job: ShardJob = Box::new(move |s: &Shard| {
+                    if first_write {
+                        hold_log(s);
+                    }
+                    s.execute_local(db, &sub_args)
+                });
                 replies.push((positions, run_without_sync(&shard, owner, txn, job).await));
             }
             fanout::merge_replies(spec.name, nkeys, replies)

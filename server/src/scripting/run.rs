@@ -14,7 +14,7 @@ use super::busy::RunningFunction;
 use super::call;
 use super::context::{self, Access, RunContext};
 use super::convert::lua_to_reply;
-use super::exec::{self, run_without_sync};
+use super::exec;
 use super::hook::{self, Verdict};
 use super::vm::Vm;
 use crate::forward::{ShardJob, TxnId};
@@ -204,14 +204,12 @@ async fn settle_writes(ctx: &RunContext, reply: Frame) -> Frame {
             release_log(shard);
             continue;
         }
+        // Its reply waits for the owner's log to hold the records (`appendfsync always`).
         let job: ShardJob = Box::new(|s: &Shard| {
             release_log(s);
             Frame::ok()
         });
-        run_without_sync(shard, owner, txn, job).await;
-        // A durable no-op: its reply waits for the owner's log.
-        let sync: ShardJob = Box::new(|_: &Shard| Frame::ok());
-        shard.run_on_in(owner, txn, sync).await;
+        shard.run_on_in(owner, txn, job).await;
     }
     ctx.settled.set(true);
     shard.durable_reply(reply).await
