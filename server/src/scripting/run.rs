@@ -158,6 +158,7 @@ pub fn run_shipped(shard: &Rc<Shard>, vm: &Rc<Vm>, target: &Target, call: Call) 
         call_target_now(vm, target, &call, &ctx)
     };
     shared.scripts.busy.finish(shard.id);
+    vm.relieve(shared.config.script_memory_limit);
     let reply = match outcome {
         Ok(Some(values)) if !ctx.restart.get() => reply_of(values, ctx.resp.get(), &target.label),
         Ok(_) => return Frame::error(RUN_AGAIN),
@@ -278,6 +279,7 @@ async fn run_once(vm: &Vm, target: &Target, call: &Call, ctx: &Rc<RunContext>) -
     ));
     let outcome = call_target(vm, target, call, ctx).await;
     shared.scripts.busy.finish(shard.id);
+    vm.relieve(shared.config.script_memory_limit);
     match outcome {
         Ok(values) => reply_of(values, ctx.resp.get(), &target.label),
         Err(err) => Frame::error(format!(

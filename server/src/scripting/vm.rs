@@ -105,6 +105,15 @@ impl Vm {
         })
     }
 
+    /// Collects the VM's garbage when it holds more than half of `memory_limit` bytes: Lua
+    /// 5.1 does not collect before it reports an allocation past the limit, so the garbage of
+    /// a script that ran out of memory would make the next scripts fail too.
+    pub fn relieve(&self, memory_limit: usize) {
+        if memory_limit > 0 && self.lua.used_memory() > memory_limit / 2 {
+            let _ = self.lua.gc_collect();
+        }
+    }
+
     /// Compiles `body` as a script named `chunk` (e.g. [`EVAL_CHUNK`]) in the sandbox.
     ///
     /// # Errors
