@@ -22,7 +22,7 @@ fn redis_cli_commands_return_exact_replies(provider: &str) {
     assert_eq!(raw.read_exact_len(5), b"+OK\r\n");
     raw.roundtrip(&[b"COMMAND", b"INFO", b"nosuch"], b"*1\r\n$-1\r\n");
     assert_eq!(cli(&["ECHO", "a b"]), "a b");
-    // No Lua: FUNCTION FLUSH has nothing to delete; the rest is refused by name.
+    // Scripts and functions, as redis-cli prints Redis's replies.
     assert_eq!(cli(&["FUNCTION", "FLUSH"]), "OK");
     assert_eq!(cli(&["FUNCTION", "flush", "async"]), "OK");
     assert_eq!(
@@ -33,12 +33,25 @@ fn redis_cli_commands_return_exact_replies(provider: &str) {
         cli(&["FUNCTION", "FLUSH", "sync", "x"]),
         "ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP."
     );
+    assert_eq!(cli(&["FUNCTION", "list"]), "");
     assert_eq!(
-        cli(&["FUNCTION", "list"]),
-        "ERR FUNCTION LIST is not supported: shardline runs no scripts or functions (only \
-         FUNCTION FLUSH, which has nothing to delete, is accepted)"
+        cli(&["SCRIPT", "LOAD", "return 1"]),
+        "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
     );
-    assert!(cli(&["SCRIPT", "LOAD", "return 1"]).starts_with("ERR SCRIPT LOAD is not supported"));
+    assert_eq!(
+        cli(&["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"]),
+        "1"
+    );
+    assert_eq!(
+        cli(&[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=cli\nredis.register_function('hello', function() return 'hi' end)"
+        ]),
+        "cli"
+    );
+    assert_eq!(cli(&["FCALL", "hello", "0"]), "hi");
+    assert_eq!(cli(&["FUNCTION", "DELETE", "cli"]), "OK");
     assert_eq!(cli(&["SET", "greeting", "hello"]), "OK");
     assert_eq!(cli(&["GET", "greeting"]), "hello");
     assert_eq!(cli(&["APPEND", "greeting", " world"]), "11");

@@ -375,9 +375,16 @@ fn refuse_while_subscribed(spec: &CommandSpec, args: &[Bytes]) -> Option<Frame> 
 
 /// Redis 7 `processCommand`'s `-BUSY` while a script runs past `busy-reply-threshold`: for
 /// every command but those that may run meanwhile (`allow_busy`: AUTH, MULTI …, SCRIPT KILL,
-/// FUNCTION KILL and STATS, SHUTDOWN), whatever shard its keys live on, as Redis answers.
+/// FUNCTION KILL and STATS, SHUTDOWN NOSAVE), whatever shard its keys live on, as Redis answers.
 fn busy_refusal(shard: &Shard, spec: &CommandSpec, args: &[Bytes]) -> Option<Frame> {
-    if spec.has_flag("allow_busy") {
+    // Of SHUTDOWN's forms only `SHUTDOWN NOSAVE` (Redis 7.0 `processCommand`).
+    let nosave = || {
+        args.len() == 2
+            && args[1]
+                .first()
+                .is_some_and(|b| b.eq_ignore_ascii_case(&b'n'))
+    };
+    if spec.has_flag("allow_busy") && (spec.name != "shutdown" || nosave()) {
         return None;
     }
     if matches!(spec.name, "script" | "function") {

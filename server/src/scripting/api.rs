@@ -103,15 +103,15 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
     }
     redis.set(
         "setresp",
-        lua.create_function(|_, values: MultiValue| {
+        lua.create_function(|lua, values: MultiValue| {
             if values.len() != 1 {
                 return Err(mlua::Error::runtime(
                     "redis.setresp() requires one argument.",
                 ));
             }
-            let resp = match values.front() {
-                Some(Value::Number(n)) => *n as i64,
-                Some(Value::Integer(n)) => *n,
+            // As lua_tonumber: "3" is 3.
+            let resp = match values.front().cloned().map(|v| lua.coerce_number(v)) {
+                Some(Ok(Some(n))) => n as i64,
                 _ => 0,
             };
             if resp != 2 && resp != 3 {

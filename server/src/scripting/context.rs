@@ -67,6 +67,9 @@ pub struct RunContext {
     /// Set when it touched a shard it does not hold before writing anything: it is stopped
     /// and run again holding every shard.
     pub restart: Cell<bool>,
+    /// Set when it touched a shard it does not hold, before or after writing: its later runs
+    /// hold every shard from the start.
+    pub touched_unheld: Cell<bool>,
     /// Per shard: how many write commands it ran there (their log records are kept aside
     /// until it ends, then logged together, in MULTI/EXEC when two or more).
     pub writes: RefCell<Vec<ShardWrites>>,

@@ -162,6 +162,7 @@ fn reach(ctx: &RunContext, spec: &'static CommandSpec, owners: &[usize]) -> Plan
 }
 
 fn not_held(ctx: &RunContext) -> Plan {
+    ctx.touched_unheld.set(true);
     if ctx.wrote.get() {
         Plan::Done(Frame::error(NOT_HELD))
     } else {

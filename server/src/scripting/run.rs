@@ -85,19 +85,7 @@ pub async fn run(shard: &Rc<Shard>, vm: &Rc<Vm>, target: &Target, call: Call) ->
                 )
             }
         };
-        let ctx = Rc::new(RunContext {
-            shard: shard.clone(),
-            db: std::cell::Cell::new(call.db),
-            client: call.client.clone(),
-            access,
-            read_only: call.read_only,
-            resp: std::cell::Cell::new(2),
-            wrote: std::cell::Cell::new(false),
-            restart: std::cell::Cell::new(false),
-            writes: std::cell::RefCell::new(Vec::new()),
-            settled: std::cell::Cell::new(false),
-            is_function: target.is_function,
-        });
+        let ctx = new_context(shard, &call, access, target.is_function);
         let unsettled = Unsettled(ctx.clone());
         let reply = run_once(vm, target, &call, &ctx).await;
         let reply = settle_writes(&ctx, reply).await;
@@ -105,13 +93,38 @@ pub async fn run(shard: &Rc<Shard>, vm: &Rc<Vm>, target: &Target, call: Call) ->
         if let Some(gates) = gates {
             gates.release().await;
         }
-        if ctx.restart.get() && !every_shard {
+        if ctx.touched_unheld.get() {
             scripts.mark_undeclared(&target.undeclared_key);
+        }
+        if ctx.restart.get() && !every_shard {
             every_shard = true;
             continue;
         }
         return reply;
     }
+}
+
+/// A fresh context for `call` on `shard` with `access`.
+fn new_context(
+    shard: &Rc<Shard>,
+    call: &Call,
+    access: Access,
+    is_function: bool,
+) -> Rc<RunContext> {
+    Rc::new(RunContext {
+        shard: shard.clone(),
+        db: std::cell::Cell::new(call.db),
+        client: call.client.clone(),
+        access,
+        read_only: call.read_only,
+        resp: std::cell::Cell::new(2),
+        wrote: std::cell::Cell::new(false),
+        restart: std::cell::Cell::new(false),
+        touched_unheld: std::cell::Cell::new(false),
+        writes: std::cell::RefCell::new(Vec::new()),
+        settled: std::cell::Cell::new(false),
+        is_function,
+    })
 }
 
 /// The reply of [`run_shipped`] when the script must run again from its connection's shard.
@@ -125,19 +138,12 @@ pub const RUN_AGAIN: &str = "\u{0}shardline: run the script again from its conne
 pub fn run_shipped(shard: &Rc<Shard>, vm: &Rc<Vm>, target: &Target, call: Call) -> Frame {
     let mut held = vec![false; shard.nr_shards];
     held[shard.id] = true;
-    let ctx = Rc::new(RunContext {
-        shard: shard.clone(),
-        db: std::cell::Cell::new(call.db),
-        client: call.client.clone(),
-        access: Access::Gated { txn: 0, held },
-        read_only: call.read_only,
-        resp: std::cell::Cell::new(2),
-        wrote: std::cell::Cell::new(false),
-        restart: std::cell::Cell::new(false),
-        writes: std::cell::RefCell::new(Vec::new()),
-        settled: std::cell::Cell::new(false),
-        is_function: target.is_function,
-    });
+    let ctx = new_context(
+        shard,
+        &call,
+        Access::Gated { txn: 0, held },
+        target.is_function,
+    );
     shardline_metrics::activity::set(Activity::Other("script"));
     let shared = shard.shared.clone();
     let function = call.command.clone().map(|command| RunningFunction {
@@ -159,6 +165,10 @@ pub fn run_shipped(shard: &Rc<Shard>, vm: &Rc<Vm>, target: &Target, call: Call) 
     };
     shared.scripts.busy.finish(shard.id);
     vm.relieve(shared.config.script_memory_limit);
+    if ctx.touched_unheld.get() && ctx.wrote.get() {
+        // It failed a call after writing; its next runs hold every shard.
+        shared.scripts.mark_undeclared(&target.undeclared_key);
+    }
     let reply = match outcome {
         Ok(Some(values)) if !ctx.restart.get() => reply_of(values, ctx.resp.get(), &target.label),
         Ok(_) => return Frame::error(RUN_AGAIN),

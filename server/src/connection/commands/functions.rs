@@ -280,11 +280,7 @@ pub async fn fcall(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byt
         Ok(None) => return Frame::error("ERR Function not found"),
         Err(error) => return Frame::error(error),
     };
-    if std::str::from_utf8(&args[2])
-        .ok()
-        .and_then(|n| n.parse::<i64>().ok())
-        .is_none()
-    {
+    if crate::resp::num::parse_i64(&args[2]).is_none() {
         return Frame::error("ERR Bad number of keys provided");
     }
     let (keys, argv) = match split_keys(args) {
@@ -407,10 +403,5 @@ fn help() -> Frame {
         "HELP",
         "    Prints this help.",
     ];
-    Frame::Array(
-        lines
-            .iter()
-            .map(|l| Frame::Simple((*l).to_owned()))
-            .collect(),
-    )
+    super::object::help(&lines)
 }

@@ -38,9 +38,7 @@ pub fn kill_reply(outcome: Kill, function: bool) -> Frame {
 /// # Errors
 /// Redis's: not an integer, negative, more than the arguments given.
 pub fn split_keys(args: &[Bytes]) -> Result<(Vec<Bytes>, Vec<Bytes>), Frame> {
-    let numkeys = std::str::from_utf8(&args[2])
-        .ok()
-        .and_then(|s| s.parse::<i64>().ok())
+    let numkeys = crate::resp::num::parse_i64(&args[2])
         .ok_or_else(|| Frame::error("ERR value is not an integer or out of range"))?;
     if numkeys < 0 {
         return Err(Frame::error("ERR Number of keys can't be negative"));
@@ -136,12 +134,6 @@ pub async fn eval(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byte
                 Ok(function) => function,
                 Err(error) => return error,
             };
-            let target = Target {
-                function,
-                label: sha.clone(),
-                is_function: false,
-                undeclared_key: sha,
-            };
             let call = Call {
                 keys,
                 argv,
@@ -151,19 +143,14 @@ pub async fn eval(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byte
                 read_only,
                 command: None,
             };
-            run::run_shipped(&here, &vm, &target, call)
+            run::run_shipped(&here, &vm, &eval_target(function, sha), call)
         });
         match shard.run_on_in(owner, None, job).await {
             Frame::Error(text) if text == run::RUN_AGAIN => {}
             reply => return reply,
         }
     }
-    let target = Target {
-        function,
-        label: sha.clone(),
-        is_function: false,
-        undeclared_key: sha,
-    };
+    let target = eval_target(function, sha);
     let call = Call {
         keys,
         argv,
@@ -181,6 +168,16 @@ pub async fn eval(shard: &Rc<Shard>, session: &Session, name: &str, args: &[Byte
 pub async fn out_of_memory(shard: &Rc<Shard>) -> bool {
     shard.runtime.borrow().maxmemory > 0
         && super::super::transaction::out_of_memory(shard, &[]).await
+}
+
+/// What runs for an EVAL script: its compiled `function`, named by its `sha`.
+fn eval_target(function: mlua::Function, sha: String) -> Target {
+    Target {
+        function,
+        label: sha.clone(),
+        is_function: false,
+        undeclared_key: sha,
+    }
 }
 
 /// The other shard a script runs on in one hop ([`run::run_shipped`]): the owner of every key
@@ -290,10 +287,5 @@ fn help() -> Frame {
         "HELP",
         "    Prints this help.",
     ];
-    Frame::Array(
-        lines
-            .iter()
-            .map(|l| Frame::Simple((*l).to_owned()))
-            .collect(),
-    )
+    super::object::help(&lines)
 }
