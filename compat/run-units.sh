@@ -45,14 +45,22 @@ trap cleanup EXIT
 
 PASS=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
 printf '%s\n' "$PASS" | "$BIN" passwd --users "$WORK/users" default >/dev/null
-"$BIN" --smp 2 --data-dir "$WORK/data" --users "$WORK/users" --bind "127.0.0.1:$PORT" \
-  --metrics-bind 127.0.0.1:0 >"$LOGDIR/shardline.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 1 100); do
-  grep -q "listening on" "$LOGDIR/shardline.log" 2>/dev/null && break
-  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$LOGDIR/shardline.log"; exit 2; }
-  sleep 0.1
-done
+# start_server: a fresh shardline (empty data directory) on $PORT, waited for.
+start_server() {
+  if [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+  fi
+  rm -rf "$WORK/data"
+  "$BIN" --smp 2 --data-dir "$WORK/data" --users "$WORK/users" --bind "127.0.0.1:$PORT" \
+    --metrics-bind 127.0.0.1:0 >>"$LOGDIR/shardline.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 1 100); do
+    [ "$(grep -c "listening on 127.0.0.1:$PORT" "$LOGDIR/shardline.log" 2>/dev/null)" -ge "$1" ] && return
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$LOGDIR/shardline.log"; exit 2; }
+    sleep 0.1
+  done
+}
+start_server 1
 
 # run_units OUT UNIT… : runs the units, the summary table in OUT; units with the same time
 # limit run in one redis-tcl.sh call, in the order given.
@@ -70,7 +78,10 @@ run_units() {
       "${group[@]}" | tee -a "$out" || true
   done
 }
-# A unit below its baseline runs again, up to RETRIES times (COMPAT_RETRIES, default 3): a few
+# A unit below its baseline runs again, up to RETRIES times (COMPAT_RETRIES, default 3), each
+# time on a fresh server (one server runs all units the first time; unit/type/list's race
+# below, seen in every full run of 2026-12-03 evening and in none of the runs of list alone,
+# then recurs on the same server): a few
 # of the suite's tests are timing-sensitive on a loaded machine, and one of unit/type/list's
 # ("BRPOPLPUSH with multiple blocked clients") sends two blocking commands on two connections
 # back to back; when the connections sit on different shards and the one that sent first is
@@ -80,13 +91,16 @@ RETRIES=${COMPAT_RETRIES:-3}
 passed() { awk -v u="$1" '$1 == u {print $3}' "$2"; }
 baseline() { awk -v u="$1" '$1 == u {print $2}' "$BASELINE"; }
 
+restarts=0
 # shellcheck disable=SC2086
 run_units "$WORK/summary.txt" $UNITS
 for unit in $UNITS; do
   got=$(passed "$unit" "$WORK/summary.txt")
   for attempt in $(seq 1 "$RETRIES"); do
     [ "${got:-0}" -lt "$(baseline "$unit")" ] || break
-    echo "compat: $unit passed ${got:-0} (< baseline): running it again ($attempt of $RETRIES)"
+    echo "compat: $unit passed ${got:-0} (< baseline): running it again on a fresh server ($attempt of $RETRIES)"
+    restarts=$((restarts + 1))
+    start_server "$((restarts + 1))"
     run_units "$WORK/retry.txt" "$unit"
     again=$(passed "$unit" "$WORK/retry.txt")
     if [ "${again:-0}" -gt "${got:-0}" ]; then
