@@ -144,26 +144,11 @@ pub fn run_shipped(shard: &Rc<Shard>, vm: &Rc<Vm>, target: &Target, call: Call) 
         Access::Gated { txn: 0, held },
         target.is_function,
     );
-    shardline_metrics::activity::set(Activity::Other("script"));
     let shared = shard.shared.clone();
-    let function = call.command.clone().map(|command| RunningFunction {
-        name: target.label.clone(),
-        command,
-        started: Instant::now(),
-    });
-    shared.scripts.busy.start(shard.id, function);
     let outcome = {
-        let _entered = context::enter(ctx.clone());
-        let threshold = Duration::from_millis(shard.runtime.borrow().busy_reply_threshold_ms);
-        let _installed = hook::install(check(
-            shared.clone(),
-            shard.id,
-            threshold,
-            target.is_function,
-        ));
+        let _running = begin(target, &call, &ctx);
         call_target_now(vm, target, &call, &ctx)
     };
-    shared.scripts.busy.finish(shard.id);
     vm.relieve(shared.config.script_memory_limit);
     if ctx.touched_unheld.get() && ctx.wrote.get() {
         // It failed a call after writing; its next runs hold every shard.
@@ -268,8 +253,23 @@ impl Drop for Unsettled {
     }
 }
 
-/// One run of the script, holding what `ctx.access` says.
-async fn run_once(vm: &Vm, target: &Target, call: &Call, ctx: &Rc<RunContext>) -> Frame {
+/// A script running on its shard: registered for BUSY / KILL / FUNCTION STATS, its context
+/// entered and the count hook's check installed; undone when dropped.
+struct Running {
+    shared: Arc<Shared>,
+    shard: usize,
+    _installed: hook::Installed,
+    _entered: context::Entered,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.shared.scripts.busy.finish(self.shard);
+    }
+}
+
+/// Starts running `target` for `call` in `ctx` ([`Running`]).
+fn begin(target: &Target, call: &Call, ctx: &Rc<RunContext>) -> Running {
     shardline_metrics::activity::set(Activity::Other("script"));
     let shard = &ctx.shard;
     let shared = shard.shared.clone();
@@ -279,16 +279,28 @@ async fn run_once(vm: &Vm, target: &Target, call: &Call, ctx: &Rc<RunContext>) -
         started: Instant::now(),
     });
     shared.scripts.busy.start(shard.id, function);
-    let _entered = context::enter(ctx.clone());
+    let entered = context::enter(ctx.clone());
     let threshold = Duration::from_millis(shard.runtime.borrow().busy_reply_threshold_ms);
-    let _installed = hook::install(check(
+    let installed = hook::install(check(
         shared.clone(),
         shard.id,
         threshold,
         target.is_function,
     ));
+    Running {
+        shared,
+        shard: shard.id,
+        _installed: installed,
+        _entered: entered,
+    }
+}
+
+/// One run of the script, holding what `ctx.access` says.
+async fn run_once(vm: &Vm, target: &Target, call: &Call, ctx: &Rc<RunContext>) -> Frame {
+    let shared = ctx.shard.shared.clone();
+    let running = begin(target, call, ctx);
     let outcome = call_target(vm, target, call, ctx).await;
-    shared.scripts.busy.finish(shard.id);
+    drop(running);
     vm.relieve(shared.config.script_memory_limit);
     match outcome {
         Ok(values) => reply_of(values, ctx.resp.get(), &target.label),
